@@ -1,0 +1,137 @@
+import pg from 'pg'
+import type { Logger } from 'kafkajs'
+import type { PgQueueConfig } from '../config/types.js'
+import { resolvePoolConfig } from '../db/connection.js'
+import { Database } from '../db/database.js'
+import { migrate } from '../db/migrator.js'
+import { tablesFor, type Tables } from '../db/tables.js'
+import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { ensurePartitions } from '../store/partitions.js'
+import { schemaIsReady } from '../store/schemaState.js'
+import { TopicCache } from './topicCache.js'
+import { Wakeups } from './wakeups.js'
+
+const PARTITION_CHECK_INTERVAL_MS = 3_600_000
+
+/** Migration tokens that come from configuration. */
+export function migrationTokens(config: PgQueueConfig): Record<string, string> {
+  return {
+    __BATCH_DELETE_LIMIT__: String(config.maintenance.batchDeleteLimit),
+    __PARTITION_INTERVAL__: config.partitioning.interval,
+    __PARTITION_PREMAKE__: String(config.partitioning.premake),
+  }
+}
+
+/**
+ * What the producers, consumers and admins of one `Kafka` share: the pool (opened by the first `connect`,
+ * closed by the last `disconnect`), table names, topic cache and the LISTEN connection.
+ */
+export class PgQueueContext {
+  readonly tables: Tables
+  readonly topics: TopicCache
+  readonly wakeups: Wakeups
+  private refs = 0
+  private opening?: Promise<Database>
+  private database?: Database
+  private embedded?: { stop(): Promise<void> }
+  private clientConfig: pg.ClientConfig = {}
+  private partitionsCheckedAt = 0
+
+  constructor(
+    readonly config: PgQueueConfig,
+    readonly logger: Logger,
+    metadataMaxAgeMs = 300_000,
+  ) {
+    this.tables = tablesFor(config.schema, config.tablePrefix)
+    this.topics = new TopicCache(metadataMaxAgeMs)
+    this.wakeups = new Wakeups(() => this.clientConfig, this.tables.notifyChannel, logger.namespace('Wakeups'))
+  }
+
+  /** The open database; throws when no client of this Kafka is connected. */
+  get db(): Database {
+    if (!this.database) throw new KafkaJSNonRetriableError('Not connected: call connect() first')
+    return this.database
+  }
+
+  /**
+   * Premade message partitions run out after `premake` intervals; re-check them hourly so a long-running
+   * producer never hits "no partition for row" even when maintenance is off.
+   */
+  async ensurePartitionsIfDue(): Promise<void> {
+    if (Date.now() - this.partitionsCheckedAt < PARTITION_CHECK_INTERVAL_MS) return
+    this.partitionsCheckedAt = Date.now()
+    await ensurePartitions(this.db.pool, this.tables)
+  }
+
+  async acquire(): Promise<Database> {
+    this.refs++
+    try {
+      this.opening ??= this.open()
+      return await this.opening
+    } catch (err) {
+      this.refs--
+      this.opening = undefined
+      throw err
+    }
+  }
+
+  async release(): Promise<void> {
+    if (this.refs === 0) return
+    this.refs--
+    if (this.refs > 0) return
+    const opening = this.opening
+    this.opening = undefined
+    this.database = undefined
+    const db = await opening?.catch(() => undefined)
+    await db?.pool.end()
+    this.topics.forget()
+    await this.embedded?.stop()
+    this.embedded = undefined
+  }
+
+  private async open(): Promise<Database> {
+    const { config, logger } = this
+    const { poolConfig, embedded } = await resolvePoolConfig(config, (msg) => logger.info(msg))
+    this.embedded = embedded
+    this.clientConfig = { ...poolConfig }
+    const pool = new pg.Pool(poolConfig)
+    // An idle client's error (server restart, terminated backend) must not crash the process: the pool drops it.
+    pool.on('error', (err) => logger.warn('Idle PostgreSQL connection failed', { error: err.message }))
+    const db = new Database(pool, this.tables)
+    try {
+      await this.prepareSchema(db)
+    } catch (err) {
+      await pool.end()
+      await embedded?.stop()
+      throw err
+    }
+    this.database = db
+    return db
+  }
+
+  private async prepareSchema(db: Database): Promise<void> {
+    const { config, tables } = this
+    // Our own embedded database is always migrated: the zero-setup path must just work.
+    if (config.enabled || config.connection.source === 'embedded') {
+      const client = await db.pool.connect()
+      try {
+        const { applied } = await migrate(client, {
+          schema: tables.schema,
+          prefix: tables.prefix,
+          tokens: migrationTokens(config),
+          log: (msg) => this.logger.info(msg),
+        })
+        if (applied.length > 0) this.logger.info('Migrated pgQueue schema', { schema: tables.schema, applied })
+      } finally {
+        client.release()
+      }
+    } else if (!(await schemaIsReady(db.pool, tables))) {
+      throw new KafkaJSNonRetriableError(
+        `pgQueue tables are missing or out of date in schema "${tables.schema}" (prefix "${tables.prefix}"): ` +
+          'run `npx kafkajs-pgqueue migrate`, or set DATAHUB_PGQUEUE_ENABLED=true to migrate on connect',
+      )
+    }
+    await ensurePartitions(db.pool, tables)
+    this.partitionsCheckedAt = Date.now()
+  }
+}

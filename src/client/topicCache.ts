@@ -1,0 +1,46 @@
+import type { Database } from '../db/database.js'
+import { findTopics, insertTopics, seedLedger, type NewTopic, type TopicRow } from '../store/topics.js'
+
+/**
+ * Topic rows by name, refreshed after metadataMaxAge so a partition count raised elsewhere is seen (DataHub caches
+ * forever and never polls new partitions). Misses always go to the database.
+ */
+export class TopicCache {
+  private readonly rows = new Map<string, { row: TopicRow; at: number }>()
+
+  constructor(private readonly maxAgeMs: number) {}
+
+  async get(db: Database, names: string[], autoCreate?: (name: string) => NewTopic): Promise<Map<string, TopicRow>> {
+    const now = Date.now()
+    const found = new Map<string, TopicRow>()
+    const missing: string[] = []
+    for (const name of names) {
+      const hit = this.rows.get(name)
+      if (hit && now - hit.at < this.maxAgeMs) found.set(name, hit.row)
+      else missing.push(name)
+    }
+    if (missing.length === 0) return found
+    let rows = await findTopics(db.pool, db.tables, missing)
+    if (autoCreate && rows.length < missing.length) {
+      const have = new Set(rows.map((r) => r.name))
+      await insertTopics(db.pool, db.tables, missing.filter((n) => !have.has(n)).map(autoCreate))
+      rows = await findTopics(db.pool, db.tables, missing)
+    }
+    for (const row of rows) {
+      this.rows.set(row.name, { row, at: now })
+      found.set(row.name, row)
+    }
+    return found
+  }
+
+  /** A partition without a ledger row (topic made by another client): seed it, forget the cached row. */
+  async repair(db: Database, row: TopicRow): Promise<void> {
+    await seedLedger(db.pool, db.tables, row.id)
+    this.rows.delete(row.name)
+  }
+
+  forget(names?: string[]): void {
+    if (!names) this.rows.clear()
+    else for (const n of names) this.rows.delete(n)
+  }
+}

@@ -1,0 +1,221 @@
+import type {
+  Consumer,
+  ConsumerConfig,
+  ConsumerRunConfig,
+  ConsumerSubscribeTopics,
+  ConsumerSubscribeTopic,
+  Logger,
+  TopicPartitionOffsetAndMetadata,
+} from 'kafkajs'
+import type { PgQueueContext } from '../client/context.js'
+import { describeGroup } from '../admin/groups.js'
+import { toKafkaJSError } from '../db/pgErrors.js'
+import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { consumerEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
+import { protocolError } from '../kafkajs/protocolErrors.js'
+import { newTopicFromDefaults } from '../producer/index.js'
+import { listTopics } from '../store/topics.js'
+import { GroupMembership, type Subscription } from './groupMembership.js'
+import { PauseRegistry } from './pauseRegistry.js'
+import { Runner } from './runner.js'
+import { validateConsumerConfig, validateOffsetEntry, validatePauseEntries } from './validation.js'
+
+const NOT_RUNNING = 'Consumer group was not initialized, consumer#run must be called first'
+
+export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId: string, config: ConsumerConfig): Consumer {
+  const settings = validateConsumerConfig(config)
+  const { groupId } = settings
+  const logger = rootLogger.namespace('Consumer')
+  const emitter = createInstrumentationEmitter(consumerEvents, { logger, clientName: 'consumer' })
+  const subscriptions = new Map<string, Subscription>()
+  const paused = new PauseRegistry()
+  let connected = false
+  let runner: Runner | undefined
+  let membership: GroupMembership | undefined
+  let restartTimer: NodeJS.Timeout | undefined
+
+  const start = async (run: ConsumerRunConfig): Promise<void> => {
+    const names = [...subscriptions.keys()]
+    const autoCreate = settings.allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined
+    const found = await ctx.topics.get(ctx.db, names, autoCreate)
+    if (found.size < names.length) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+    const m = new GroupMembership({
+      ctx,
+      groupId,
+      clientId,
+      sessionTimeout: settings.sessionTimeout,
+      heartbeatInterval: settings.heartbeatInterval,
+      subscriptions,
+      emitter,
+      logger,
+      beforeRevoke: async (states) => {
+        if (run.autoCommit ?? true) await r.commit(states)
+      },
+    })
+    const r: Runner = new Runner({
+      ctx,
+      membership: m,
+      paused,
+      emitter,
+      logger,
+      groupId,
+      eachMessage: run.eachMessage,
+      eachBatch: run.eachBatch,
+      eachBatchAutoResolve: run.eachBatchAutoResolve ?? true,
+      autoCommit: run.autoCommit ?? true,
+      autoCommitInterval: run.autoCommitInterval ?? null,
+      autoCommitThreshold: run.autoCommitThreshold ?? null,
+      concurrency: Math.max(1, run.partitionsConsumedConcurrently ?? 1),
+      maxWaitTimeInMs: settings.maxWaitTimeInMs,
+      maxBytesPerPartition: settings.maxBytesPerPartition,
+      retry: settings.retry,
+      onCrash: (e) => void onCrash(e, run),
+    })
+    membership = m
+    runner = r
+    logger.info('Starting', { groupId })
+    await r.start()
+  }
+
+  const onCrash = async (e: Error, run: ConsumerRunConfig) => {
+    logger.error(`Crash: ${e.name}: ${e.message}`, { groupId, retryCount: (e as { retryCount?: number }).retryCount })
+    await stopRunner().catch(() => undefined)
+    const original = rootCause(e)
+    const retriable = e.name === 'KafkaJSNumberOfRetriesExceeded' || (original as { retriable?: boolean }).retriable === true
+    let restart = retriable
+    if (retriable && settings.retry.restartOnFailure) {
+      restart = await settings.retry.restartOnFailure(e).catch((err: Error) => {
+        logger.error('Caught error when invoking user-provided "restartOnFailure" callback. Defaulting to restarting.', {
+          error: err.message,
+          groupId,
+        })
+        return true
+      })
+    }
+    emitter.emit(consumerEvents.CRASH, { error: e, groupId, restart })
+    if (restart && connected) {
+      const retryTime = (e as { retryTime?: number }).retryTime ?? settings.retry.initialRetryTime ?? 300
+      logger.error(`Restarting the consumer in ${retryTime}ms`, { groupId })
+      restartTimer = setTimeout(() => {
+        restartTimer = undefined
+        start(run).catch((err) => void onCrash(toKafkaJSError(err, 'restart'), run))
+      }, retryTime)
+    }
+  }
+
+  const stopRunner = async () => {
+    clearTimeout(restartTimer)
+    restartTimer = undefined
+    const r = runner
+    runner = undefined
+    membership = undefined
+    await r?.stop()
+  }
+
+  const requireRunning = () => {
+    if (!runner || !membership) throw new KafkaJSNonRetriableError(NOT_RUNNING)
+    return { runner, membership }
+  }
+
+  const consumer: Consumer = {
+    connect: async () => {
+      if (connected) return
+      try {
+        await ctx.acquire()
+      } catch (e) {
+        throw toKafkaJSError(e, 'connect')
+      }
+      connected = true
+      emitter.emit(consumerEvents.CONNECT)
+    },
+    disconnect: async () => {
+      await consumer.stop()
+      if (!connected) return
+      connected = false
+      await ctx.release()
+      emitter.emit(consumerEvents.DISCONNECT)
+    },
+    subscribe: async (subscription: ConsumerSubscribeTopics | ConsumerSubscribeTopic) => {
+      if (runner) throw new KafkaJSNonRetriableError('Cannot subscribe to topic while consumer is running')
+      const s = subscription as Partial<ConsumerSubscribeTopics & ConsumerSubscribeTopic>
+      if (!s || (!s.topic && !s.topics)) throw new KafkaJSNonRetriableError('Missing required argument "topics"')
+      if (s.topics !== undefined && !Array.isArray(s.topics)) throw new KafkaJSNonRetriableError('Argument "topics" must be an array')
+      const wanted = s.topics ?? [s.topic!]
+      for (const t of wanted) {
+        if (typeof t !== 'string' && !(t instanceof RegExp)) {
+          throw new KafkaJSNonRetriableError(`Invalid topic ${t} (${typeof t}), the topic name has to be a String or a RegExp`)
+        }
+      }
+      // a RegExp matches the topics that exist now, as in KafkaJS
+      const existing = wanted.some((t) => t instanceof RegExp) ? (await listTopics(ctx.db.pool, ctx.tables)).map((r) => r.name) : []
+      for (const t of wanted) {
+        const names = t instanceof RegExp ? existing.filter((name) => t.test(name)) : [t]
+        for (const name of names) subscriptions.set(name, { fromBeginning: s.fromBeginning ?? false })
+      }
+    },
+    run: async (run: ConsumerRunConfig = {}) => {
+      if (runner) {
+        logger.warn('consumer#run was called, but the consumer is already running', { groupId })
+        return
+      }
+      if (!connected) throw new KafkaJSNonRetriableError('Consumer is not connected: call connect() first')
+      try {
+        await start(run)
+      } catch (e) {
+        await stopRunner().catch(() => undefined)
+        throw toKafkaJSError(e, 'run')
+      }
+    },
+    stop: async () => {
+      const wasRunning = runner !== undefined || restartTimer !== undefined
+      await stopRunner()
+      if (wasRunning) {
+        logger.info('Stopped', { groupId })
+        emitter.emit(consumerEvents.STOP)
+      }
+    },
+    commitOffsets: async (offsets: TopicPartitionOffsetAndMetadata[] = []) => {
+      offsets.forEach((o) => validateOffsetEntry(o, { allowSpecial: false, checkMetadata: true }))
+      const { runner: r } = requireRunning()
+      const byTopic = new Map<string, Array<{ partition: number; offset: string; metadata?: string | null }>>()
+      for (const o of offsets) {
+        const list = byTopic.get(o.topic) ?? byTopic.set(o.topic, []).get(o.topic)!
+        list.push({ partition: Number(o.partition), offset: BigInt(o.offset).toString(), metadata: o.metadata ?? null })
+      }
+      await r.commitExplicit([...byTopic].map(([topic, partitions]) => ({ topic, partitions })))
+    },
+    seek: ({ topic, partition, offset }) => {
+      validateOffsetEntry({ topic, partition, offset }, { allowSpecial: true, checkMetadata: false })
+      const { runner: r, membership: m } = requireRunning()
+      const key = `${topic}:${Number(partition)}`
+      const target = BigInt(offset).toString()
+      const state = m.partitions.get(key)
+      if (state) state.pendingSeek = BigInt(target)
+      else m.pendingSeeks.set(key, target)
+      r.poke()
+    },
+    pause: (topics) => {
+      validatePauseEntries(topics, 'pause')
+      requireRunning()
+      paused.pause(topics)
+    },
+    resume: (topics) => {
+      validatePauseEntries(topics, 'resume')
+      const { runner: r } = requireRunning()
+      paused.resume(topics)
+      r.poke()
+    },
+    paused: () => paused.list([...(membership?.partitions.values() ?? [])]),
+    describeGroup: () => describeGroup(ctx, groupId),
+    events: consumerEvents,
+    on: (eventName, listener) => emitter.on(eventName, listener as never),
+    logger: () => logger,
+  }
+  return consumer
+}
+
+function rootCause(e: Error): Error {
+  let current: Error = e
+  while ((current as { cause?: Error }).cause) current = (current as { cause?: Error }).cause!
+  return current
+}

@@ -1,0 +1,81 @@
+import type { ConsumerConfig, RetryOptions } from 'kafkajs'
+import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { validateGroupId } from '../kafkajs/messageValidation.js'
+
+export interface ConsumerSettings {
+  groupId: string
+  sessionTimeout: number
+  heartbeatInterval: number
+  maxWaitTimeInMs: number
+  maxBytesPerPartition: number
+  allowAutoTopicCreation: boolean
+  retry: RetryOptions & { restartOnFailure?: (err: Error) => Promise<boolean> }
+}
+
+const fail = (message: string): never => {
+  throw new KafkaJSNonRetriableError(message)
+}
+
+/** KafkaJS's consumer config checks and defaults, plus a valid group id (it reaches SQL as a bound value). */
+export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings {
+  if (!config || !config.groupId) fail('Consumer groupId must be a non-empty string.')
+  validateGroupId(config.groupId)
+  const sessionTimeout = config.sessionTimeout ?? 30_000
+  const heartbeatInterval = config.heartbeatInterval ?? 3_000
+  for (const [name, value] of Object.entries({ sessionTimeout, heartbeatInterval, maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000 })) {
+    if (!Number.isFinite(value) || value <= 0) fail(`Consumer ${name} must be a positive number, received ${value}`)
+  }
+  if (heartbeatInterval >= sessionTimeout) {
+    fail(
+      `Consumer heartbeatInterval (${heartbeatInterval}) must be lower than sessionTimeout (${sessionTimeout}). ` +
+        'It is recommended to set heartbeatInterval to approximately a third of the sessionTimeout.',
+    )
+  }
+  return {
+    groupId: config.groupId,
+    sessionTimeout,
+    heartbeatInterval,
+    maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000,
+    maxBytesPerPartition: config.maxBytesPerPartition ?? 1_048_576,
+    allowAutoTopicCreation: config.allowAutoTopicCreation ?? true,
+    retry: config.retry ?? {},
+  }
+}
+
+const isLong = (v: unknown): boolean => {
+  try {
+    BigInt(v as string)
+    return (typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint') && String(v).trim() !== ''
+  } catch {
+    return false
+  }
+}
+
+/** seek / commitOffsets argument checks with KafkaJS's messages. */
+export function validateOffsetEntry(
+  entry: { topic: string; partition: number; offset: string; metadata?: string | null },
+  { allowSpecial, checkMetadata }: { allowSpecial: boolean; checkMetadata: boolean },
+): void {
+  const { topic, partition, offset, metadata } = entry ?? ({} as typeof entry)
+  if (!topic) fail(`Invalid topic ${topic}`)
+  if (typeof partition !== 'number' && typeof partition !== 'string') fail(`Invalid partition, expected a number received ${partition}`)
+  if (isNaN(Number(partition)) || !Number.isInteger(Number(partition)) || Number(partition) < 0) {
+    fail(`Invalid partition, expected a number received ${partition}`)
+  }
+  if (!isLong(offset)) fail(`Invalid offset, expected a long received ${offset}`)
+  const value = BigInt(offset)
+  if (value < 0n && !(allowSpecial && (value === -1n || value === -2n))) fail('Offset must not be a negative number')
+  if (checkMetadata && metadata !== undefined && metadata !== null && typeof metadata !== 'string') {
+    fail(`Invalid offset metadata, expected string or null, received ${metadata}`)
+  }
+}
+
+/** pause / resume argument checks with KafkaJS's messages. */
+export function validatePauseEntries(entries: Array<{ topic: string; partitions?: number[] }>, verb: 'pause' | 'resume'): void {
+  for (const tp of entries ?? []) {
+    if (!tp || typeof tp.topic !== 'string') fail(`Invalid topic ${(tp && tp.topic) || tp}`)
+    if (tp.partitions !== undefined && (!Array.isArray(tp.partitions) || tp.partitions.some((p) => !Number.isInteger(p)))) {
+      fail(`Array of valid partitions required to ${verb} specific partitions instead of ${tp.partitions}`)
+    }
+  }
+}

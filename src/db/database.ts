@@ -1,0 +1,54 @@
+import pg from 'pg'
+import type { Tables } from './tables.js'
+
+/** A statement with a stable name, so node-postgres prepares it once per connection. */
+export interface Statement {
+  name: string
+  text: string
+}
+
+export type Queryable = Pick<pg.ClientBase, 'query'>
+
+/**
+ * The pool plus the table names of one schema + prefix. Every store function takes a `Queryable`
+ * (the pool, or a client inside a transaction) so callers decide the transaction boundaries.
+ */
+export class Database {
+  constructor(
+    readonly pool: pg.Pool,
+    readonly tables: Tables,
+  ) {}
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(stmt: Statement, values: unknown[] = []) {
+    return run<R>(this.pool, stmt, values)
+  }
+
+  /** Runs fn inside BEGIN/COMMIT on one pooled client; ROLLBACK on error. */
+  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect()
+    let broken = false
+    try {
+      await client.query('BEGIN')
+      const result = await fn(client)
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      try {
+        await client.query('ROLLBACK')
+      } catch {
+        broken = true // the connection is gone; do not return it to the pool
+      }
+      throw err
+    } finally {
+      client.release(broken || undefined)
+    }
+  }
+}
+
+export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: Queryable,
+  stmt: Statement,
+  values: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
+  return db.query<R>({ name: stmt.name, text: stmt.text, values })
+}

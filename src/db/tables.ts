@@ -1,0 +1,46 @@
+import { createHash } from 'node:crypto'
+import { quoteIdent, validateSqlName } from './identifiers.js'
+
+/** Fully qualified, quoted names of every pgQueue table for one schema + prefix. */
+export interface Tables {
+  schema: string
+  prefix: string
+  contentType: string
+  topic: string
+  message: string
+  consumerOffset: string
+  messageGroupLease: string
+  consumerRegistration: string
+  schemaMigration: string
+  partitionSeq: string
+  groupMember: string
+  partitionLease: string
+  /** LISTEN/NOTIFY channel for new messages of this schema + prefix */
+  notifyChannel: string
+  /** unqualified name of a table, e.g. for partition children */
+  bare(table: 'message'): string
+}
+
+export function tablesFor(schemaRaw: string, prefixRaw: string): Tables {
+  const schema = validateSqlName('schema', schemaRaw)
+  const prefix = validateSqlName('table prefix', prefixRaw)
+  const q = (suffix: string) => `${quoteIdent(schema)}.${quoteIdent(`${prefix}_${suffix}`)}`
+  const channel = `${schema}.${prefix}`
+  return {
+    schema,
+    prefix,
+    contentType: q('content_type'),
+    topic: q('topic'),
+    message: q('message'),
+    consumerOffset: q('consumer_offset'),
+    messageGroupLease: q('message_group_lease'),
+    consumerRegistration: q('consumer_registration'),
+    schemaMigration: q('schema_migration'),
+    partitionSeq: q('partition_seq'),
+    groupMember: q('group_member'),
+    partitionLease: q('partition_lease'),
+    // channel names are identifiers (63 bytes); long ones are hashed so two schemas never share one
+    notifyChannel: channel.length <= 63 ? channel : `pgq_${createHash('sha1').update(channel).digest('hex')}`,
+    bare: (table) => `${prefix}_${table}`,
+  }
+}

@@ -1,0 +1,50 @@
+import type { Admin, AdminConfig, Consumer, ConsumerConfig, KafkaConfig, Logger, Producer, ProducerConfig } from 'kafkajs'
+import { PgQueueContext } from './client/context.js'
+import { resolveConfig } from './config/resolve.js'
+import type { PgQueueConfig, PgQueueOptions } from './config/types.js'
+import { createAdmin } from './admin/index.js'
+import { createConsumer } from './consumer/index.js'
+import { createLogger } from './kafkajs/logger.js'
+import { validateClientId } from './kafkajs/messageValidation.js'
+import { createProducer } from './producer/index.js'
+
+/** KafkaJS's client config; `brokers` is optional here, and `pgqueue` carries the PostgreSQL settings. */
+export type PgQueueKafkaConfig = Omit<KafkaConfig, 'brokers'> & {
+  brokers?: KafkaConfig['brokers']
+  pgqueue?: PgQueueOptions
+}
+
+/**
+ * KafkaJS's `Kafka`, backed by PostgreSQL. Producers, consumers and admins made by one instance share one pool,
+ * opened by the first `connect()` and closed by the last `disconnect()`.
+ */
+export class Kafka {
+  readonly config: PgQueueConfig
+  private readonly rootLogger: Logger
+  private readonly context: PgQueueContext
+  private readonly clientId: string
+
+  constructor(config: PgQueueKafkaConfig = {}) {
+    validateClientId(config.clientId)
+    this.clientId = config.clientId ?? 'kafkajs'
+    this.rootLogger = createLogger({ level: config.logLevel, logCreator: config.logCreator })
+    this.config = resolveConfig(config.pgqueue)
+    this.context = new PgQueueContext(this.config, this.rootLogger)
+  }
+
+  producer(config?: ProducerConfig): Producer {
+    return createProducer(this.context, this.rootLogger, config)
+  }
+
+  consumer(config: ConsumerConfig): Consumer {
+    return createConsumer(this.context, this.rootLogger, this.clientId, config)
+  }
+
+  admin(config?: AdminConfig): Admin {
+    return createAdmin(this.context, this.rootLogger, config)
+  }
+
+  logger(): Logger {
+    return this.rootLogger
+  }
+}

@@ -1,0 +1,107 @@
+import { run, type Queryable } from '../db/database.js'
+import type { Tables } from '../db/tables.js'
+import { statements } from './statement.js'
+
+export interface MemberRow {
+  memberId: string
+  clientId: string
+  clientHost: string
+  topics: string[]
+  sessionTimeoutMs: number
+}
+
+export interface Heartbeat {
+  group: string
+  memberId: string
+  clientId: string
+  clientHost: string
+  topics: string[]
+  /** subscribed topic ids: DataHub's consumer_registration rows are kept alive with the same beat */
+  topicIds: string[]
+  sessionTimeoutMs: number
+}
+
+const MEMBER_COLUMNS = `member_id AS "memberId", client_id AS "clientId", client_host AS "clientHost", topics,
+  session_timeout_ms AS "sessionTimeoutMs"`
+
+const LIVE = `heartbeat_at > now() - session_timeout_ms * interval '1 millisecond'`
+
+const sql = statements((t) => ({
+  // One round trip per heartbeat: upsert this member (re-joining if someone expired it), refresh DataHub's
+  // registrations, drop members silent for three session timeouts, and return the live members.
+  heartbeat: `
+    WITH me AS (
+      INSERT INTO ${t.groupMember} (consumer_group, member_id, client_id, client_host, topics, session_timeout_ms)
+      VALUES ($1, $2, $3, $4, $5::text[], $6)
+      ON CONFLICT (consumer_group, member_id) DO UPDATE
+        SET heartbeat_at = now(), topics = EXCLUDED.topics, session_timeout_ms = EXCLUDED.session_timeout_ms
+      RETURNING member_id
+    ), reg AS (
+      INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id)
+      SELECT $1, unnest($7::int8[])
+      ON CONFLICT (consumer_group, topic_id) DO UPDATE SET last_heartbeat_at = now()
+    ), gone AS (
+      DELETE FROM ${t.groupMember}
+      WHERE consumer_group = $1 AND heartbeat_at < now() - 3 * session_timeout_ms * interval '1 millisecond'
+    )
+    SELECT ${MEMBER_COLUMNS} FROM ${t.groupMember}
+    WHERE consumer_group = $1 AND member_id <> $2 AND ${LIVE}
+    ORDER BY member_id`,
+  leave: `
+    WITH gone AS (
+      DELETE FROM ${t.groupMember} WHERE consumer_group = $1 AND member_id = $2
+    ), leases AS (
+      DELETE FROM ${t.partitionLease} WHERE consumer_group = $1 AND lock_owner = $3
+    )
+    SELECT pg_notify($4, 'g:' || $1)`,
+  announce: `SELECT pg_notify($1, 'g:' || $2)`,
+  live: `SELECT ${MEMBER_COLUMNS} FROM ${t.groupMember} WHERE consumer_group = $1 AND ${LIVE} ORDER BY member_id`,
+  groups: `
+    SELECT consumer_group AS "groupId" FROM ${t.groupMember}
+    UNION SELECT consumer_group FROM ${t.consumerOffset}
+    UNION SELECT consumer_group FROM ${t.consumerRegistration}
+    ORDER BY 1`,
+  deleteGroup: `
+    WITH m AS (DELETE FROM ${t.groupMember} WHERE consumer_group = $1 RETURNING 1),
+         o AS (DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 RETURNING 1),
+         r AS (DELETE FROM ${t.consumerRegistration} WHERE consumer_group = $1 RETURNING 1),
+         l AS (DELETE FROM ${t.partitionLease} WHERE consumer_group = $1 RETURNING 1)
+    SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) AS deleted`,
+}))
+
+/** Beats for this member and returns the OTHER live members, ordered by member id. */
+export async function heartbeat(db: Queryable, t: Tables, hb: Heartbeat): Promise<MemberRow[]> {
+  const res = await run<MemberRow>(db, sql(t).heartbeat, [
+    hb.group,
+    hb.memberId,
+    hb.clientId,
+    hb.clientHost,
+    hb.topics,
+    hb.sessionTimeoutMs,
+    hb.topicIds,
+  ])
+  return res.rows
+}
+
+/** Leaves the group and drops this member's partition leases; other members are woken to rebalance. */
+export async function leaveGroup(db: Queryable, t: Tables, group: string, memberId: string, lockOwner: string): Promise<void> {
+  await run(db, sql(t).leave, [group, memberId, lockOwner, t.notifyChannel])
+}
+
+/** Wakes the group's members so they re-read membership now rather than at their next heartbeat. */
+export async function announceMembershipChange(db: Queryable, t: Tables, group: string): Promise<void> {
+  await run(db, sql(t).announce, [t.notifyChannel, group])
+}
+
+export async function liveMembers(db: Queryable, t: Tables, group: string): Promise<MemberRow[]> {
+  return (await run<MemberRow>(db, sql(t).live, [group])).rows
+}
+
+export async function listGroupIds(db: Queryable, t: Tables): Promise<string[]> {
+  return (await run<{ groupId: string }>(db, sql(t).groups)).rows.map((r) => r.groupId)
+}
+
+/** Removes every trace of a group; the caller checks first that it has no live members. */
+export async function deleteGroup(db: Queryable, t: Tables, group: string): Promise<number> {
+  return Number((await run<{ deleted: string }>(db, sql(t).deleteGroup, [group])).rows[0].deleted)
+}

@@ -1,0 +1,163 @@
+import { run, type Queryable } from '../db/database.js'
+import type { Tables } from '../db/tables.js'
+import { statements } from './statement.js'
+
+/**
+ * One partition's commit. offset_value is the last processed seq, which equals the Kafka committed offset
+ * (next offset to read). With `priorityPositions` (processed-through seq per priority 0..9) the stored offset is
+ * the contiguous watermark across priorities, computed from the log; otherwise `offset` is stored as given.
+ */
+export interface OffsetCommit {
+  topicId: string
+  partition: number
+  offset?: string
+  priorityPositions?: readonly bigint[]
+  metadata?: string | null
+}
+
+export interface CommittedOffset {
+  topicId: string
+  partition: number
+  offset: string
+  metadata: string | null
+  priorityPositions: string[] | null
+}
+
+const sql = statements((t) => ({
+  // $7: lock owner that must hold the partition lease (null = no check). $8: true = set exactly (seek,
+  // setOffsets, explicit commits may move back), false = only ever advance.
+  commit: `
+    WITH c AS (
+      SELECT * FROM unnest($2::int8[], $3::int4[], $4::int8[], $5::text[], $6::text[])
+        AS c(topic_id, partition_id, off, meta, prio)
+    ), w AS (
+      SELECT c.topic_id, c.partition_id, c.meta, c.prio,
+             CASE WHEN c.prio IS NULL THEN c.off ELSE LEAST(s.next_seq - 1, (
+               SELECT min(COALESCE(n.seq, s.next_seq) - 1)
+               FROM unnest(c.prio::int8[]) WITH ORDINALITY AS p(pos, ord)
+               LEFT JOIN LATERAL (
+                 SELECT m.enqueue_seq AS seq FROM ${t.message} m
+                 WHERE m.topic_id = c.topic_id AND m.partition_id = c.partition_id
+                   AND m.priority = p.ord - 1 AND m.enqueue_seq > p.pos
+                 ORDER BY m.enqueue_seq LIMIT 1
+               ) n ON true)) END AS off
+      FROM c JOIN ${t.partitionSeq} s ON s.topic_id = c.topic_id AND s.partition_id = c.partition_id
+      WHERE $7::text IS NULL OR EXISTS (
+        SELECT 1 FROM ${t.partitionLease} l
+        WHERE l.consumer_group = $1 AND l.topic_id = c.topic_id AND l.partition_id = c.partition_id
+          AND l.lock_owner = $7)
+    )
+    INSERT INTO ${t.consumerOffset} AS co (consumer_group, topic_id, partition_id, offset_value, metadata,
+                                           priority_offsets, committed_at)
+    SELECT $1, topic_id, partition_id, off, meta, prio::int8[], now() FROM w
+    ON CONFLICT (consumer_group, topic_id, partition_id) DO UPDATE SET
+      offset_value = CASE WHEN $8 THEN EXCLUDED.offset_value ELSE GREATEST(co.offset_value, EXCLUDED.offset_value) END,
+      metadata = EXCLUDED.metadata,
+      priority_offsets = EXCLUDED.priority_offsets,
+      epoch = 0,
+      committed_at = now()
+    RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`,
+  // A new group's starting point is written once (never over an existing commit), so a partition handed to
+  // another member before the first commit resumes from the same place instead of skipping messages.
+  initialize: `
+    INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value)
+    VALUES ($1, $2, $3, $4)
+    ON CONFLICT (consumer_group, topic_id, partition_id) DO NOTHING`,
+  read: `
+    SELECT topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset, metadata,
+           priority_offsets::text[] AS "priorityPositions"
+    FROM ${t.consumerOffset}
+    WHERE consumer_group = $1 AND topic_id = ANY($2::int8[])`,
+  deleteForTopic: `DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2`,
+  // Where a member starts on partitions it just took: the committed offset, or for a group that never
+  // committed, the low (fromBeginning) or high watermark, written once so every later owner starts there too.
+  // The outer SELECT sees the snapshot before the INSERT: new rows come from ins, existing ones from o.
+  start: `
+    WITH p AS (
+      SELECT * FROM unnest($2::int8[], $3::int4[], $4::bool[]) AS p(topic_id, partition_id, from_beginning)
+    ), w AS (
+      SELECT p.*, s.next_seq - 1 AS high, COALESCE(f.first_seq, s.next_seq) - 1 AS low
+      FROM p JOIN ${t.partitionSeq} s ON s.topic_id = p.topic_id AND s.partition_id = p.partition_id
+      LEFT JOIN LATERAL (
+        SELECT m.enqueue_seq AS first_seq FROM ${t.message} m
+        WHERE m.topic_id = p.topic_id AND m.partition_id = p.partition_id
+        ORDER BY m.enqueue_seq LIMIT 1
+      ) f ON true
+    ), ins AS (
+      INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value)
+      SELECT $1, topic_id, partition_id, CASE WHEN from_beginning THEN low ELSE high END FROM w
+      ON CONFLICT (consumer_group, topic_id, partition_id) DO NOTHING
+      RETURNING topic_id, partition_id, offset_value
+    )
+    SELECT w.topic_id::text AS "topicId", w.partition_id AS partition, w.high::text AS high, w.low::text AS low,
+           COALESCE(ins.offset_value, o.offset_value)::text AS committed,
+           CASE WHEN ins.topic_id IS NULL THEN o.priority_offsets::text[] END AS "priorityPositions"
+    FROM w
+    LEFT JOIN ins ON ins.topic_id = w.topic_id AND ins.partition_id = w.partition_id
+    LEFT JOIN ${t.consumerOffset} o
+      ON o.consumer_group = $1 AND o.topic_id = w.topic_id AND o.partition_id = w.partition_id`,
+}))
+
+export interface StartPosition {
+  topicId: string
+  partition: number
+  high: string
+  low: string
+  committed: string
+  priorityPositions: string[] | null
+}
+
+export async function claimStartPositions(
+  db: Queryable,
+  t: Tables,
+  group: string,
+  partitions: Array<{ topicId: string; partition: number; fromBeginning: boolean }>,
+): Promise<StartPosition[]> {
+  if (partitions.length === 0) return []
+  const res = await run<StartPosition>(db, sql(t).start, [
+    group,
+    partitions.map((p) => p.topicId),
+    partitions.map((p) => p.partition),
+    partitions.map((p) => p.fromBeginning),
+  ])
+  return res.rows
+}
+
+export async function commitOffsets(
+  db: Queryable,
+  t: Tables,
+  group: string,
+  commits: OffsetCommit[],
+  opts: { lockOwner: string | null; exact: boolean },
+): Promise<Array<{ topicId: string; partition: number; offset: string }>> {
+  const res = await run<{ topicId: string; partition: number; offset: string }>(db, sql(t).commit, [
+    group,
+    commits.map((c) => c.topicId),
+    commits.map((c) => c.partition),
+    commits.map((c) => c.offset ?? null),
+    commits.map((c) => c.metadata ?? null),
+    commits.map((c) => (c.priorityPositions ? `{${c.priorityPositions.join(',')}}` : null)),
+    opts.lockOwner,
+    opts.exact,
+  ])
+  return res.rows
+}
+
+export async function initializeOffset(
+  db: Queryable,
+  t: Tables,
+  group: string,
+  topicId: string,
+  partition: number,
+  offset: string,
+): Promise<void> {
+  await run(db, sql(t).initialize, [group, topicId, partition, offset])
+}
+
+export async function readOffsets(db: Queryable, t: Tables, group: string, topicIds: string[]): Promise<CommittedOffset[]> {
+  return (await run<CommittedOffset>(db, sql(t).read, [group, topicIds])).rows
+}
+
+export async function deleteTopicOffsets(db: Queryable, t: Tables, group: string, topicId: string): Promise<void> {
+  await run(db, sql(t).deleteForTopic, [group, topicId])
+}

@@ -1,0 +1,48 @@
+// Factories for the library under test: every client is disconnected after the file, topics and groups get
+// unique names, so test files never collide.
+import { randomBytes } from 'node:crypto'
+import { afterAll } from 'vitest'
+import type { Consumer, ConsumerConfig, Producer, ProducerConfig } from 'kafkajs'
+import { Kafka } from '../../src/kafka.js'
+import { logLevel } from '../../src/kafkajs/exports.js'
+import type { PgQueueOptions } from '../../src/config/types.js'
+import { useTestSchema, type TestSchema } from './db.js'
+
+export const uniqueName = (label: string) => `${label}-${randomBytes(4).toString('hex')}`
+
+export interface TestKafka {
+  db: TestSchema
+  kafka: Kafka
+  producer(config?: ProducerConfig): Promise<Producer>
+  consumer(config?: Partial<ConsumerConfig>): Promise<Consumer>
+  /** another Kafka on the same schema, e.g. to stand for a second process */
+  newKafka(options?: PgQueueOptions): Kafka
+}
+
+export function useTestKafka(label: string, options: PgQueueOptions = {}): TestKafka {
+  const db = useTestSchema(label)
+  const cleanups: Array<() => Promise<void>> = []
+  afterAll(async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined)
+  })
+  const newKafka = (extra: PgQueueOptions = {}) =>
+    new Kafka({ clientId: label, logLevel: logLevel.NOTHING, pgqueue: { ...db.options, ...options, ...extra } })
+  const kafka = newKafka()
+  return {
+    db,
+    kafka,
+    newKafka,
+    async producer(config) {
+      const p = kafka.producer(config)
+      await p.connect()
+      cleanups.push(() => p.disconnect())
+      return p
+    },
+    async consumer(config = {}) {
+      const c = kafka.consumer({ groupId: uniqueName('group'), sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 1000, ...config })
+      await c.connect()
+      cleanups.push(() => c.disconnect())
+      return c
+    },
+  }
+}

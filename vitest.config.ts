@@ -1,0 +1,26 @@
+import { defineConfig } from 'vitest/config'
+
+// Two projects: `unit` never touches a database; `integration` shares one PostgreSQL (resolved once in
+// the global setup) and isolates each test file in its own schema, so files run in parallel.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/setup/globalPg.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+          fileParallelism: true,
+        },
+      },
+    ],
+  },
+})
