@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config'
 // the global setup) and isolates each test file in its own schema, so files run in parallel.
 export default defineConfig({
   test: {
+    // CI keeps a machine-readable report for its closing summary line
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/vitest.report.json' }]] : ['default'],
     projects: [
       {
         test: {

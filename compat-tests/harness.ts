@@ -1,5 +1,6 @@
 import type {
   Admin,
+  AdminConfig,
   Consumer,
   ConsumerConfig,
   ConsumerGroupJoinEvent,
@@ -10,7 +11,7 @@ import type {
 } from 'kafkajs';
 import { it, type TestContext } from 'vitest';
 import { makeKafka, pendingReason, type Capability } from './backend.js';
-import { once, uniqueName } from './helpers.js';
+import { once, uniqueName, waitFor } from './helpers.js';
 
 export * from './backend.js';
 
@@ -53,6 +54,14 @@ export class Scope {
     return this.adminClient;
   }
 
+  /** An admin of its own, for tests that need non-default settings (e.g. fewer retries). */
+  async separateAdmin(config: AdminConfig): Promise<Admin> {
+    const admin = (await this.kafka()).admin(config);
+    this.admins.push(admin);
+    await admin.connect();
+    return admin;
+  }
+
   async producer(config?: ProducerConfig): Promise<Producer> {
     const producer = (await this.kafka()).producer(config);
     this.producers.push(producer);
@@ -71,9 +80,38 @@ export class Scope {
   /** Creates a topic with a known partition count (real Kafka would auto-create it with 1). */
   async topic(numPartitions = 1, prefix = 'topic'): Promise<string> {
     const topic = uniqueName(prefix);
-    const admin = await this.admin();
-    await admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
+    await this.createTopics([{ topic, numPartitions }]);
     return topic;
+  }
+
+  /**
+   * createTopics, then waits until every partition has a leader that serves it. KafkaJS's own
+   * waitForLeaders gives up on UNKNOWN_TOPIC_OR_PARTITION, which a busy KRaft broker answers for a
+   * moment after creation.
+   */
+  async createTopics(topics: { topic: string; numPartitions: number }[]): Promise<boolean> {
+    const admin = await this.admin();
+    const created = await admin.createTopics({ topics, waitForLeaders: false });
+    await waitFor(
+      async () => {
+        try {
+          const meta = await admin.fetchTopicMetadata({ topics: topics.map((x) => x.topic) });
+          const led = meta.topics.every(
+            (m) =>
+              m.partitions.length === topics.find((x) => x.topic === m.name)!.numPartitions &&
+              m.partitions.every((p) => p.partitionErrorCode === 0 && p.leader >= 0),
+          );
+          // ListOffsets is served by the partition leader: once it answers, produce will not bounce
+          // with NOT_LEADER (a bounced send is retried whole and would duplicate messages)
+          for (const { topic } of led ? topics : []) await admin.fetchTopicOffsets(topic);
+          return led;
+        } catch {
+          return false;
+        }
+      },
+      { interval: 50, message: `leaders for ${topics.map((x) => x.topic).join(', ')}` },
+    );
+    return created;
   }
 
   /**

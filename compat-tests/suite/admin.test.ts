@@ -21,14 +21,14 @@ describe('admin', () => {
   contract('createTopics returns true and listTopics includes the topic', async (t) => {
     const admin = await t.admin();
     const topic = uniqueName('created');
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] })).toBe(true);
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: false })).toBe(true);
     expect(await admin.listTopics()).toContain(topic);
   });
 
   contract('createTopics returns false when the topic already exists', async (t) => {
     const topic = await t.topic(1);
     const admin = await t.admin();
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })).toBe(false);
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: false })).toBe(false);
   });
 
   contract('deleteTopics removes the topic from listTopics', async (t) => {
@@ -130,7 +130,7 @@ describe('admin', () => {
   );
 
   contract(
-    'resetOffsets(earliest) replays the topic; resetOffsets() skips to the end',
+    'resetOffsets(earliest) replays the topic; resetOffsets(latest) skips to the end',
     async (t) => {
       const topic = await t.topic(1);
       const groupId = uniqueName('group');
@@ -142,7 +142,7 @@ describe('admin', () => {
       const replay = await consumeAndLeave(t, topic, groupId, 3);
       expect(replay.values().slice(0, 3)).toEqual(['m-0', 'm-1', 'm-2']);
 
-      await admin.resetOffsets({ groupId, topic });
+      await admin.resetOffsets({ groupId, topic, earliest: false });
       const [result] = await admin.fetchOffsets({ groupId, topics: [topic], resolveOffsets: true });
       expect(result!.partitions[0]!.offset).toBe('3');
     },

@@ -108,8 +108,7 @@ describe('consumer groups', () => {
 
   contract('a RegExp subscription matches existing topics', async (t) => {
     const prefix = uniqueName('re');
-    const admin = await t.admin();
-    await admin.createTopics({ topics: [{ topic: `${prefix}_x`, numPartitions: 1 }, { topic: `${prefix}_y`, numPartitions: 1 }] });
+    await t.createTopics([{ topic: `${prefix}_x`, numPartitions: 1 }, { topic: `${prefix}_y`, numPartitions: 1 }]);
     const producer = await t.producer();
     await producer.send({ topic: `${prefix}_x`, messages: [{ value: 'x' }] });
     await producer.send({ topic: `${prefix}_y`, messages: [{ value: 'y' }] });

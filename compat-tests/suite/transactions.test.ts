@@ -1,6 +1,6 @@
 import kafkajs from 'kafkajs';
 import { describe, expect } from 'vitest';
-import { Collector, contract, messages, uniqueName, waitFor, type Scope } from '../harness.js';
+import { Collector, contract, messages, once, uniqueName, waitFor, type Scope } from '../harness.js';
 
 const { KafkaJSNonRetriableError } = kafkajs;
 const needs = ['transactions' as const];
@@ -43,7 +43,8 @@ describe('transactions', () => {
     async (t) => {
       const topic = await t.topic(1);
       const producer = await txProducer(t);
-      const aborted = await producer.transaction();
+      // two transactional ids: right after an abort Kafka may answer CONCURRENT_TRANSACTIONS for the same id
+      const aborted = await (await txProducer(t)).transaction();
       await aborted.send({ topic, messages: messages(3, 'aborted') });
       await aborted.abort();
       const committed = await producer.transaction();
@@ -66,7 +67,11 @@ describe('transactions', () => {
       const tx = await producer.transaction();
       await tx.send({ topic, messages: [{ value: 'pending' }] });
       await plain.send({ topic, messages: [{ value: 'after-open' }] });
-      const seen = await reader(t, topic);
+      const consumer = await t.consumer({ readUncommitted: false });
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const seen = new Collector();
+      await t.runAndJoin(consumer, { eachMessage: seen.eachMessage });
+      await once((l) => consumer.on(consumer.events.FETCH, l), { message: 'a second FETCH' });
       // read-committed stops at the open transaction: nothing behind it is delivered yet
       expect(seen.messages).toEqual([]);
       await tx.commit();
@@ -81,16 +86,16 @@ describe('transactions', () => {
     async (t) => {
       const topic = await t.topic(1);
       const groupId = uniqueName('group');
-      const producer = await txProducer(t);
       const admin = await t.admin();
       const offsetOf = async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0]!.partitions[0]!.offset;
 
-      const aborted = await producer.transaction();
+      // two transactional ids: right after an abort Kafka may answer CONCURRENT_TRANSACTIONS for the same id
+      const aborted = await (await txProducer(t)).transaction();
       await aborted.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '7' }] }] });
       await aborted.abort();
       expect(await offsetOf()).toBe('-1');
 
-      const tx = await producer.transaction();
+      const tx = await (await txProducer(t)).transaction();
       await tx.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '5' }] }] });
       await tx.commit();
       await waitFor(async () => (await offsetOf()) === '5', { message: 'committed offset 5' });

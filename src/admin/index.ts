@@ -1,12 +1,88 @@
 import type { Admin, AdminConfig, Logger } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { KafkaJSNotImplemented } from '../kafkajs/errors.js'
+import { classifyPgError, sqlState, toKafkaJSError } from '../db/pgErrors.js'
+import { KafkaJSAggregateError, KafkaJSError } from '../kafkajs/errors.js'
+import { adminEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
+import { createRetrier } from '../kafkajs/retry.js'
+import { alterConfigs, describeConfigs } from './configs.js'
+import { notSupported } from './errors.js'
+import { deleteGroups, describeGroups, listGroups } from './groups.js'
+import { describeCluster, fetchTopicMetadata, listTopics } from './metadata.js'
+import { fetchOffsets, fetchTopicOffsets, fetchTopicOffsetsByTimestamp, resetOffsets, setOffsets } from './offsets.js'
+import { deleteTopicRecords } from './records.js'
+import { createPartitions, createTopics, deleteTopics } from './topics.js'
 
-// Placeholder until the admin module lands: every method reports that it is not implemented yet.
-export function createAdmin(_ctx: PgQueueContext, rootLogger: Logger, _config?: AdminConfig): Admin {
+const NO_ACLS = 'there are no Kafka ACLs; grant PostgreSQL privileges on the queue schema instead'
+const NO_REPLICAS = 'every partition lives in the one PostgreSQL database, there are no replicas to reassign'
+
+/**
+ * KafkaJS's Admin on the pgQueue tables. Every call shares the Kafka instance's pool (opened by `connect`).
+ * Lost connections and transient conflicts (serialization failures, deadlocks) are retried with the admin's
+ * `retry` options, as KafkaJS retries broker requests; everything else rejects at once.
+ */
+export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: AdminConfig = {}): Admin {
   const logger = rootLogger.namespace('Admin')
-  return new Proxy({ logger: () => logger } as unknown as Admin, {
-    get: (target, prop) =>
-      prop in target ? (target as never)[prop] : () => Promise.reject(new (KafkaJSNotImplemented as unknown as new (m: string) => Error)(`admin.${String(prop)}`)),
-  })
+  const emitter = createInstrumentationEmitter(adminEvents, { logger, clientName: 'admin' })
+  const retrier = createRetrier(config.retry)
+  let acquired: Promise<boolean> | undefined
+
+  const call = <T>(op: string, fn: () => Promise<T>): Promise<T> =>
+    retrier<T>(async (bail) => {
+      try {
+        return await fn()
+      } catch (e) {
+        const ours = e instanceof KafkaJSError || e instanceof KafkaJSAggregateError
+        if (!ours && classifyPgError(e) !== 'fatal') throw toKafkaJSError(e, `admin.${op}`)
+        // database errors become KafkaJS errors; our own and programming errors pass unchanged
+        bail(ours || !sqlState(e) ? e : toKafkaJSError(e, `admin.${op}`))
+        return undefined as T
+      }
+    })
+
+  const admin: Admin = {
+    connect: async () => {
+      acquired ??= ctx.acquire().then(
+        () => true,
+        (e: unknown) => {
+          acquired = undefined
+          throw toKafkaJSError(e, 'connect')
+        },
+      )
+      await acquired
+      emitter.emit(adminEvents.CONNECT)
+    },
+    disconnect: async () => {
+      const held = acquired
+      acquired = undefined
+      if (held && (await held.catch(() => false))) await ctx.release()
+      emitter.emit(adminEvents.DISCONNECT)
+    },
+    listTopics: () => call('listTopics', () => listTopics(ctx)),
+    createTopics: (req) => call('createTopics', () => createTopics(ctx, req)),
+    deleteTopics: (req) => call('deleteTopics', () => deleteTopics(ctx, req)),
+    createPartitions: (req) => call('createPartitions', () => createPartitions(ctx, req)),
+    fetchTopicMetadata: (req) => call('fetchTopicMetadata', () => fetchTopicMetadata(ctx, req)),
+    fetchTopicOffsets: (topic) => call('fetchTopicOffsets', () => fetchTopicOffsets(ctx, topic)),
+    fetchTopicOffsetsByTimestamp: (topic, timestamp) =>
+      call('fetchTopicOffsetsByTimestamp', () => fetchTopicOffsetsByTimestamp(ctx, topic, timestamp)),
+    fetchOffsets: (req) => call('fetchOffsets', () => fetchOffsets(ctx, logger, req)),
+    setOffsets: (req) => call('setOffsets', () => setOffsets(ctx, logger, req)),
+    resetOffsets: (req) => call('resetOffsets', () => resetOffsets(ctx, logger, req)),
+    describeCluster: () => call('describeCluster', () => describeCluster(ctx)),
+    describeConfigs: (req) => call('describeConfigs', () => describeConfigs(ctx, req)),
+    alterConfigs: (req) => call('alterConfigs', () => alterConfigs(ctx, req)),
+    listGroups: () => call('listGroups', () => listGroups(ctx)),
+    describeGroups: (ids) => call('describeGroups', () => describeGroups(ctx, ids)),
+    deleteGroups: (ids) => call('deleteGroups', () => deleteGroups(ctx, ids)),
+    deleteTopicRecords: (req) => call('deleteTopicRecords', () => deleteTopicRecords(ctx, logger, req)),
+    createAcls: () => notSupported('createAcls', NO_ACLS),
+    describeAcls: () => notSupported('describeAcls', NO_ACLS),
+    deleteAcls: () => notSupported('deleteAcls', NO_ACLS),
+    alterPartitionReassignments: () => notSupported('alterPartitionReassignments', NO_REPLICAS),
+    listPartitionReassignments: () => notSupported('listPartitionReassignments', NO_REPLICAS),
+    logger: () => logger,
+    on: ((eventName: string, listener: (event: never) => void) => emitter.on(eventName, listener as never)) as Admin['on'],
+    events: adminEvents,
+  }
+  return admin
 }

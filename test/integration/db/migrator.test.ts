@@ -219,7 +219,8 @@ describe('migrate', () => {
     expect((await ledger(schema)).map((r) => r.version_rank)).toEqual([1, 2, 3])
   })
 
-  it('ten concurrent migrator processes apply each script exactly once', async () => {
+  // ten node+tsx start-ups are CPU-bound: allow for a loaded two-core CI machine
+  it('ten concurrent migrator processes apply each script exactly once', { timeout: 90_000 }, async () => {
     const schema = newSchema()
     const dir = migrationsDir({ 'V001__base.sql': V001, 'V002__more.sql': V002, 'R__funcs.sql': R_FUNCS })
     // each child connects, reports "ready", and migrates on "go": the ten really race
@@ -246,11 +247,18 @@ describe('migrate', () => {
         const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
           cwd: REPO,
           env: { ...process.env, PGQ_URL: db.connectionString, PGQ_SCHEMA: schema, PGQ_DIR: dir },
-          stdio: ['pipe', 'pipe', 'inherit'],
+          stdio: ['pipe', 'pipe', 'pipe'],
         })
         children.push(child)
-        child.once('exit', (code) => outcome.ready.reject(new Error(`child exited early (${code})`)))
-        child.once('exit', (code) => outcome.result.reject(new Error(`child exited without a result (${code})`)))
+        let stderr = ''
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+        // settled-once deferreds: rejecting after a resolve is a no-op; unobserved ones must not go unhandled
+        outcome.result.promise.catch(() => {})
+        child.once('exit', (code, signal) => {
+          const why = new Error(`migrator child exited (${code ?? signal}) before finishing: ${stderr.trim()}`)
+          outcome.ready.reject(why)
+          outcome.result.reject(why)
+        })
         createInterface({ input: child.stdout! }).on('line', (line) => {
           if (line === 'ready') outcome.ready.resolve()
           else outcome.result.resolve(line)
