@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import kafkajs from 'kafkajs';
 import type { Kafka, KafkaConfig } from 'kafkajs';
 import { expect, inject } from 'vitest';
+import { DEFAULT_DATABASE_URL } from './defaults.js';
 
 export * from './helpers.js';
 
@@ -25,11 +26,31 @@ export const backendName: BackendName = parseBackend(process.env.DATAHUB_MESSAGI
  * Behaviour a backend may not have (yet). `true` = supported; a string = the reason tests that need
  * it are reported as skipped on that backend. Differences live here, not as ifs in the tests.
  */
-export type Capability = 'transactions' | 'groupAdmin' | 'offsetAdmin' | 'offsetsByTimestamp';
+export type Capability =
+  | 'transactions'
+  | 'groupAdmin'
+  | 'offsetAdmin'
+  | 'offsetsByTimestamp'
+  | 'sendDuringOpenTransaction';
+
+const PARTITION_LOCK =
+  'an enqueue takes the partition sequence row lock, which an open transaction holds until it ends (DESIGN.md, sequence ledger)';
 
 const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
-  kafka: { transactions: true, groupAdmin: true, offsetAdmin: true, offsetsByTimestamp: true },
-  pgqueue: { transactions: true, groupAdmin: true, offsetAdmin: true, offsetsByTimestamp: true },
+  kafka: {
+    transactions: true,
+    groupAdmin: true,
+    offsetAdmin: true,
+    offsetsByTimestamp: true,
+    sendDuringOpenTransaction: true,
+  },
+  pgqueue: {
+    transactions: true,
+    groupAdmin: true,
+    offsetAdmin: true,
+    offsetsByTimestamp: true,
+    sendDuringOpenTransaction: PARTITION_LOCK,
+  },
 };
 
 export const capabilities = CAPABILITIES[backendName];
@@ -65,7 +86,7 @@ export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka
     logLevel: kafkajs.logLevel.NOTHING,
     pgqueue: {
       enabled: true,
-      connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      connectionString: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
       schema: fileSchema(),
     },
   });
@@ -73,11 +94,15 @@ export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka
 
 let schemaOfThisFile: string | undefined;
 
-/** One schema per test file (modules are isolated per file), named after the file for debugging. */
+/**
+ * One schema per test file (modules are isolated per file): compat_<run>_<file>_<random>. The run id
+ * lets the global teardown drop exactly this run's schemas.
+ */
 export function fileSchema(): string {
   if (!schemaOfThisFile) {
     const file = path.basename(expect.getState().testPath ?? 'file', '.test.ts').replace(/[^a-z0-9]/gi, '_');
-    schemaOfThisFile = `compat_${file.toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+    const run = inject('compatRunId');
+    schemaOfThisFile = `compat_${run}_${file.toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
   }
   return schemaOfThisFile;
 }

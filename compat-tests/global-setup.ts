@@ -1,22 +1,30 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { findBroker, type RunningBroker } from './broker/index.js';
+import { DEFAULT_DATABASE_URL } from './defaults.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     kafkaBrokers: string[];
     /** Why the kafka backend cannot run (tests are then skipped with this reason), or null. */
     kafkaUnavailable: string | null;
+    /** Prefix of this run's pgqueue schemas, so the teardown drops only what this run created. */
+    compatRunId: string;
   }
 }
 
-const log = (msg: string) => console.log(`[compat broker] ${msg}`);
+const log = (msg: string) => console.log(`[compat] ${msg}`);
 
-/** Starts (or finds) one Kafka broker per run; the pgqueue backend needs none. */
+/** kafka: starts (or finds) one broker per run. pgqueue: no broker; drops the run's schemas at the end. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const transport = process.env.DATAHUB_MESSAGING_TRANSPORT ?? 'kafka';
   project.provide('kafkaBrokers', []);
   project.provide('kafkaUnavailable', null);
+  const runId = randomBytes(3).toString('hex');
+  project.provide('compatRunId', runId);
+  if (transport === 'pgqueue') return () => dropRunSchemas(runId);
   if (transport !== 'kafka') return async () => {};
 
   let broker: RunningBroker;
@@ -40,4 +48,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await broker.stop();
     log(`stopped in ${Date.now() - stopping} ms`);
   };
+}
+
+/** Drops the per-file schemas of this run (COMPAT_KEEP_SCHEMAS=1 keeps them for debugging). */
+async function dropRunSchemas(runId: string): Promise<void> {
+  if (process.env.COMPAT_KEEP_SCHEMAS === '1') return;
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ nspname: string }>(
+      'SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)',
+      [`compat_${runId}_`],
+    );
+    for (const { nspname } of rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
+  } catch (e) {
+    log(`could not drop this run's schemas: ${(e as Error).message}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }

@@ -73,9 +73,11 @@ function outcomes(run) {
 }
 
 function cell(o) {
+  const short = (reason) => (reason.length > 100 ? `${reason.slice(0, 97)}...` : reason);
   if (!o) return '-';
-  if (o.state === 'pending') return `pending (${o.reason})`;
-  return o.state === 'fail' && o.reason ? `FAIL (${o.reason})` : o.state === 'fail' ? 'FAIL' : 'pass';
+  if (o.state === 'pending') return `pending (${short(o.reason)})`;
+  if (o.state === 'fail') return o.reason ? `FAIL (${short(o.reason)})` : 'FAIL';
+  return 'pass';
 }
 
 function printTable(backends, results) {

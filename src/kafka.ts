@@ -1,4 +1,4 @@
-import type { Admin, AdminConfig, Consumer, ConsumerConfig, KafkaConfig, Logger, Producer, ProducerConfig } from 'kafkajs'
+import type { Admin, AdminConfig, Consumer, ConsumerConfig, KafkaConfig, Logger, ProducerConfig } from 'kafkajs'
 import { PgQueueContext } from './client/context.js'
 import { resolveConfig } from './config/resolve.js'
 import type { PgQueueConfig, PgQueueOptions } from './config/types.js'
@@ -6,7 +6,7 @@ import { createAdmin } from './admin/index.js'
 import { createConsumer } from './consumer/index.js'
 import { createLogger } from './kafkajs/logger.js'
 import { validateClientId } from './kafkajs/messageValidation.js'
-import { createProducer } from './producer/index.js'
+import { createProducer, type PgQueueProducer } from './producer/index.js'
 
 /** KafkaJS's client config; `brokers` is optional here, and `pgqueue` carries the PostgreSQL settings. */
 export type PgQueueKafkaConfig = Omit<KafkaConfig, 'brokers'> & {
@@ -32,7 +32,7 @@ export class Kafka {
     this.context = new PgQueueContext(this.config, this.rootLogger)
   }
 
-  producer(config?: ProducerConfig): Producer {
+  producer(config?: ProducerConfig): PgQueueProducer {
     return createProducer(this.context, this.rootLogger, config)
   }
 

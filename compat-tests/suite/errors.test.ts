@@ -70,8 +70,10 @@ describe('errors', () => {
         throw new Error('fails');
       },
     });
-    await crashed;
+    const { payload } = await crashed;
     expect(asked.length).toBeGreaterThan(0);
+    expect(asked[0]!.message).toContain('fails');
+    expect(payload.restart).toBe(false);
   });
 
   contract('a TypeError in the handler crashes the consumer without restart', async (t) => {

@@ -63,22 +63,33 @@ describe('transactions', () => {
     async (t) => {
       const topic = await t.topic(1);
       const producer = await txProducer(t);
-      const plain = await t.producer();
       const tx = await producer.transaction();
-      await tx.send({ topic, messages: [{ value: 'pending' }] });
-      await plain.send({ topic, messages: [{ value: 'after-open' }] });
+      await tx.send({ topic, messages: [{ value: 'pending-0' }, { value: 'pending-1' }] });
       const consumer = await t.consumer({ readUncommitted: false });
       await consumer.subscribe({ topic, fromBeginning: true });
       const seen = new Collector();
       await t.runAndJoin(consumer, { eachMessage: seen.eachMessage });
       await once((l) => consumer.on(consumer.events.FETCH, l), { message: 'a second FETCH' });
-      // read-committed stops at the open transaction: nothing behind it is delivered yet
       expect(seen.messages).toEqual([]);
       await tx.commit();
       await seen.waitForCount(2);
-      expect(seen.values()).toEqual(['pending', 'after-open']);
+      expect(seen.values()).toEqual(['pending-0', 'pending-1']);
     },
     { needs },
+  );
+
+  contract(
+    'a plain send to a partition does not wait for an open transaction on it',
+    async (t) => {
+      const topic = await t.topic(1);
+      const tx = await (await txProducer(t)).transaction();
+      await tx.send({ topic, messages: [{ value: 'in-tx' }] });
+      const plain = await t.producer();
+      const [meta] = await plain.send({ topic, messages: [{ value: 'plain' }] });
+      expect(meta!.errorCode).toBe(0);
+      await tx.abort();
+    },
+    { needs: ['transactions', 'sendDuringOpenTransaction'] },
   );
 
   contract(

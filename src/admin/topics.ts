@@ -55,7 +55,7 @@ function plan(ctx: PgQueueContext, t: ITopicConfig): Planned {
   if (count === -1 && Array.isArray(t.replicaAssignment) && t.replicaAssignment.length > 0) count = t.replicaAssignment.length
   if (count === -1) count = ctx.config.topicDefaults.partitionCount
   if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) {
-    return { ok: false, error: createTopicError(t.topic, 'INVALID_PARTITIONS', `${t.numPartitions} (must be 1 to ${MAX_PARTITIONS})`) }
+    return { ok: false, error: createTopicError(t.topic, 'INVALID_PARTITIONS', `${String(count)} (must be 1 to ${MAX_PARTITIONS})`) }
   }
   try {
     const settings = settingsFromEntries(t.configEntries, ctx.config.topicDefaults)

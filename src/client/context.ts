@@ -3,11 +3,10 @@ import type { Logger } from 'kafkajs'
 import type { PgQueueConfig } from '../config/types.js'
 import { resolvePoolConfig } from '../db/connection.js'
 import { Database } from '../db/database.js'
-import { migrate } from '../db/migrator.js'
+import { findPendingMigrations, migrate } from '../db/migrator.js'
 import { tablesFor, type Tables } from '../db/tables.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { ensurePartitions } from '../store/partitions.js'
-import { schemaIsReady } from '../store/schemaState.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
 
@@ -125,11 +124,14 @@ export class PgQueueContext {
       } finally {
         client.release()
       }
-    } else if (!(await schemaIsReady(db.pool, tables))) {
-      throw new KafkaJSNonRetriableError(
-        `pgQueue tables are missing or out of date in schema "${tables.schema}" (prefix "${tables.prefix}"): ` +
-          'run `npx kafkajs-pgqueue migrate`, or set DATAHUB_PGQUEUE_ENABLED=true to migrate on connect',
-      )
+    } else {
+      const pending = await findPendingMigrations(db.pool, { schema: tables.schema, prefix: tables.prefix, tokens: migrationTokens(config) })
+      if (pending.length > 0) {
+        throw new KafkaJSNonRetriableError(
+          `pgQueue schema "${tables.schema}" (prefix "${tables.prefix}") is missing or out of date (pending: ${pending.join(', ')}): ` +
+            'run `npx kafkajs-pgqueue migrate`, or set DATAHUB_PGQUEUE_ENABLED=true to migrate on connect',
+        )
+      }
     }
     await ensurePartitions(db.pool, tables)
     this.partitionsCheckedAt = Date.now()

@@ -25,7 +25,8 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
 
   switch (connection.source) {
     case 'embedded': {
-      const server = await ensureEmbeddedPostgres({ dataDir: config.embedded.dataDir, port: config.embedded.port, log })
+      // shared: several clients (in this or other processes) may use one data dir; the last stop() ends it
+      const server = await ensureEmbeddedPostgres({ dataDir: config.embedded.dataDir, port: config.embedded.port, log, shared: true })
       poolConfig.connectionString = server.connectionString
       log(`PostgreSQL: ${redactConnectionString(server.connectionString)} (embedded)`)
       return { poolConfig, embedded: server }

@@ -23,9 +23,27 @@ export class Database {
     return run<R>(this.pool, stmt, values)
   }
 
+  /**
+   * A pooled client held across awaits. While it is checked out the pool does not listen for its errors, and an
+   * 'error' nobody listens to (the server terminated the backend) would crash the process: swallow it here; the
+   * next query on the client fails and the caller handles that.
+   */
+  async checkout(): Promise<pg.PoolClient> {
+    const client = await this.pool.connect()
+    const ignore = () => undefined
+    client.on('error', ignore)
+    const release = client.release.bind(client)
+    client.release = (err?: Error | boolean) => {
+      client.removeListener('error', ignore)
+      client.release = release
+      return release(err)
+    }
+    return client
+  }
+
   /** Runs fn inside BEGIN/COMMIT on one pooled client; ROLLBACK on error. */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect()
+    const client = await this.checkout()
     let broken = false
     try {
       await client.query('BEGIN')

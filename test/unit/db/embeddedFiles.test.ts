@@ -1,8 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { findAccessProblem, permits, readPostmasterPid } from '../../../src/db/embedded.js'
+
+const made: string[] = []
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
 describe('permits', () => {
   const file = { mode: 0o750, uid: 10, gid: 20 }
@@ -19,6 +22,7 @@ describe('permits', () => {
 describe('findAccessProblem', () => {
   it('names the first directory another user cannot enter', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'pgq-acc-'))
+    made.push(root)
     chmodSync(root, 0o755)
     const inner = path.join(root, 'private')
     mkdirSync(path.join(inner, 'bin'), { recursive: true })
@@ -37,6 +41,7 @@ describe('findAccessProblem', () => {
 describe('readPostmasterPid', () => {
   it('reads pid (line 1) and port (line 4)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pgq-pid-'))
+    made.push(dir)
     expect(readPostmasterPid(dir)).toBeUndefined()
     writeFileSync(path.join(dir, 'postmaster.pid'), '4242\n/data\n1700000000\n55432\n\n127.0.0.1\n  1234  5678\nready   \n')
     expect(readPostmasterPid(dir)).toEqual({ pid: 4242, port: 55432 })

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import {
   checksumOf,
@@ -13,8 +13,12 @@ import {
   substituteTokens,
 } from '../../../src/db/migrator.js'
 
+const made: string[] = []
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
 function dirWith(files: Record<string, string>): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'pgq-mig-'))
+  made.push(dir)
   for (const [name, sql] of Object.entries(files)) writeFileSync(path.join(dir, name), sql)
   return dir
 }

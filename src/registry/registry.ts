@@ -1,0 +1,217 @@
+// The schema registry's operations, in Confluent's terms, on the PostgreSQL tables of migration V003.
+// Writers of one subject serialise on a transaction-scoped advisory lock; the global id comes from the unique
+// canonical hash, so concurrent registrations of one schema from any number of processes agree on one id.
+import type pg from 'pg'
+import { Database } from '../db/database.js'
+import type { Tables } from '../db/tables.js'
+import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
+import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
+import {
+  insertVersion, listSubjects, listVersions, lockSubject, schemasReferencing, subjectVersions, type VersionRow,
+} from '../store/registryVersions.js'
+import { openBackend, type RegistryBackend } from './backend.js'
+import { compatibilityProblems } from './compatibility.js'
+import { deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility } from './config.js'
+import { deleteSubject, deleteSubjectVersion } from './deletes.js'
+import { incompatibleSchema, invalidSchema, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
+import { SchemaResolver, type PreparedSchema } from './resolver.js'
+import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion } from './types.js'
+
+/** A version number or "latest" (the newest version that is not soft-deleted, or the newest of all with `deleted`). */
+export type VersionSelector = number | 'latest'
+
+export interface ReadOptions {
+  /** include soft-deleted versions */
+  deleted?: boolean
+}
+
+export class PgSchemaRegistry {
+  readonly db: Database
+  readonly resolver: SchemaResolver
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly tables: Tables,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {
+    this.db = new Database(pool, tables)
+    this.resolver = new SchemaResolver(pool, tables)
+  }
+
+  static async open(backend: RegistryBackend): Promise<PgSchemaRegistry> {
+    const { pool, tables, release } = await openBackend(backend)
+    return new PgSchemaRegistry(pool, tables, release)
+  }
+
+  async close(): Promise<void> {
+    await this.onClose()
+  }
+
+  /** POST /subjects/{s}/versions: the id of the schema under the subject, registering a new version if needed. */
+  async register(subject: string, input: SchemaInput): Promise<{ id: number; version: number }> {
+    checkSubject(subject)
+    const prepared = await this.resolver.prepare(input)
+    return this.db.transaction(async (client) => {
+      await lockSubject(client, this.tables, subject)
+      const live = await subjectVersions(client, this.tables, subject, false)
+      const same = live.find((v) => v.hash === prepared.hash)
+      if (same) return { id: same.id, version: same.version }
+      const level = await this.effectiveCompatibility(subject)
+      const problems = compatibilityProblems(level, prepared.type, await this.typed(live))
+      if (problems.length > 0) {
+        throw incompatibleSchema(
+          `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); details: ${problems.join('; ')}`,
+        )
+      }
+      const id = await this.schemaIdFor(client, prepared)
+      return { id, version: await insertVersion(client, this.tables, subject, id) }
+    })
+  }
+
+  /** POST /subjects/{s}: the version of the subject holding this schema. */
+  async lookup(subject: string, input: SchemaInput, opts: ReadOptions = {}): Promise<SubjectVersion> {
+    const prepared = await this.resolver.prepare(input)
+    const versions = await this.versionsOrThrow(subject, opts.deleted ?? false)
+    const match = versions.find((v) => v.hash === prepared.hash)
+    if (!match) throw schemaNotFound('Schema not found')
+    return withoutHash(match)
+  }
+
+  async subjects(opts: ReadOptions & { prefix?: string } = {}): Promise<string[]> {
+    return listSubjects(this.pool, this.tables, opts.deleted ?? false, opts.prefix ?? '')
+  }
+
+  async versions(subject: string, opts: ReadOptions = {}): Promise<number[]> {
+    return (await this.versionsOrThrow(subject, opts.deleted ?? false)).map((v) => v.version)
+  }
+
+  async version(subject: string, selector: VersionSelector, opts: ReadOptions = {}): Promise<SubjectVersion> {
+    const versions = await this.versionsOrThrow(subject, opts.deleted ?? false)
+    const found = selector === 'latest' ? versions[versions.length - 1] : versions.find((v) => v.version === selector)
+    if (!found) throw versionNotFound(subject, selector)
+    return withoutHash(found)
+  }
+
+  /** Ids of live schemas whose references name this subject version. */
+  async referencedBy(subject: string, version: number): Promise<number[]> {
+    return schemasReferencing(this.pool, this.tables, subject, [version])
+  }
+
+  async latestSchemaId(subject: string): Promise<number> {
+    return (await this.version(subject, 'latest')).id
+  }
+
+  /** GET /schemas/ids/{id} */
+  async schemaById(id: number): Promise<StoredSchema> {
+    const found = Number.isInteger(id) ? await findSchemaById(this.pool, this.tables, id) : undefined
+    if (!found) throw schemaNotFound(`Schema ${id} not found`)
+    return found
+  }
+
+  async subjectsForId(id: number, opts: ReadOptions = {}): Promise<string[]> {
+    await this.schemaById(id)
+    return subjectsForSchemaId(this.pool, this.tables, id, opts.deleted ?? false)
+  }
+
+  async versionsForId(id: number, opts: ReadOptions = {}): Promise<Array<{ subject: string; version: number }>> {
+    await this.schemaById(id)
+    return versionsForSchemaId(this.pool, this.tables, id, opts.deleted ?? false)
+  }
+
+  /** GET /schemas: versions of every subject, filtered and paged. */
+  async listSchemas(opts: { prefix?: string; deleted?: boolean; latestOnly?: boolean; offset?: number; limit?: number } = {}): Promise<SubjectVersion[]> {
+    const rows = await listVersions(this.pool, this.tables, {
+      prefix: opts.prefix ?? '',
+      deleted: opts.deleted ?? false,
+      latestOnly: opts.latestOnly ?? false,
+    })
+    const start = Math.max(0, opts.offset ?? 0)
+    const end = opts.limit !== undefined && opts.limit > 0 ? start + opts.limit : undefined
+    return rows.slice(start, end).map(withoutHash)
+  }
+
+  /** POST /compatibility/subjects/{s}/versions[/{v}]: without a version, as registration would check. */
+  async testCompatibility(subject: string, selector: VersionSelector | undefined, input: SchemaInput): Promise<{ compatible: boolean; messages: string[] }> {
+    const prepared = await this.resolver.prepare(input)
+    const level = await this.effectiveCompatibility(subject)
+    let against: VersionRow[]
+    if (selector === undefined) {
+      against = await subjectVersions(this.pool, this.tables, subject, false)
+    } else {
+      const chosen = await this.version(subject, selector)
+      against = [{ ...chosen, hash: '' }]
+    }
+    const messages = compatibilityProblems(level, prepared.type, await this.typed(against))
+    return { compatible: messages.length === 0, messages }
+  }
+
+  /** DELETE /subjects/{s}: soft delete, or with `permanent` remove what a soft delete left. */
+  deleteSubject(subject: string, opts: { permanent?: boolean } = {}): Promise<number[]> {
+    return deleteSubject(this.db, this.tables, subject, opts.permanent ?? false)
+  }
+
+  deleteVersion(subject: string, selector: VersionSelector, opts: { permanent?: boolean } = {}): Promise<number> {
+    return deleteSubjectVersion(this.db, this.tables, subject, selector, opts.permanent ?? false)
+  }
+
+  /** The global level, or a subject's own (40408 when unset unless `defaultToGlobal`). */
+  getCompatibility(subject?: string, opts: { defaultToGlobal?: boolean } = {}): Promise<CompatibilityLevel> {
+    if (subject === undefined) return globalCompatibility(this.pool, this.tables)
+    return subjectCompatibility(this.pool, this.tables, subject, opts.defaultToGlobal ?? false)
+  }
+
+  /** Sets the global level, or a subject's when `subject` is given; 42203 for an unknown level. */
+  setCompatibility(level: CompatibilityLevel | string, subject?: string): Promise<CompatibilityLevel> {
+    if (subject === undefined) return setGlobalCompatibility(this.pool, this.tables, level)
+    return setSubjectCompatibility(this.pool, this.tables, subject, level)
+  }
+
+  /** Removes a subject's own level (it falls back to the global one); returns the removed level. */
+  deleteCompatibility(subject: string): Promise<CompatibilityLevel> {
+    return deleteSubjectCompatibility(this.pool, this.tables, subject)
+  }
+
+  /** The level that applies to a subject: its own, else the global one, else BACKWARD. */
+  async effectiveCompatibility(subject: string): Promise<CompatibilityLevel> {
+    return (
+      (await getCompatibility(this.pool, this.tables, subject)) ??
+      (await getCompatibility(this.pool, this.tables, GLOBAL_SUBJECT)) ??
+      DEFAULT_COMPATIBILITY
+    )
+  }
+
+  /** Versions of a subject; 40401 when it has none (none that are live, unless deleted ones are asked for). */
+  async versionsOrThrow(subject: string, deleted: boolean): Promise<VersionRow[]> {
+    const versions = await subjectVersions(this.pool, this.tables, subject, deleted)
+    if (versions.length === 0) throw subjectNotFound(subject)
+    return versions
+  }
+
+  private async typed(versions: VersionRow[]) {
+    return Promise.all(versions.map(async (v) => ({ version: v.version, type: await this.resolver.typeOf(v.id) })))
+  }
+
+  /** The global id of a schema: existing row, else a new one; a concurrent winner's id when we lose the race. */
+  private async schemaIdFor(client: pg.PoolClient, prepared: PreparedSchema): Promise<number> {
+    const existing = await findSchemaIdByHash(client, this.tables, prepared.hash)
+    if (existing !== undefined) return existing
+    const row = { schemaType: prepared.schemaType, schema: prepared.canonical, hash: prepared.hash, references: prepared.references }
+    const inserted = await insertSchema(client, this.tables, row)
+    if (inserted !== undefined) return inserted
+    // The other transaction committed before our insert returned; READ COMMITTED: a new statement sees its row.
+    const winner = await findSchemaIdByHash(client, this.tables, prepared.hash)
+    if (winner === undefined) throw new Error('schema row vanished during registration')
+    return winner
+  }
+}
+
+function checkSubject(subject: string): void {
+  if (typeof subject !== 'string' || subject.length === 0 || /[\u0000-\u001f]/.test(subject)) {
+    throw invalidSchema(`Invalid subject ${JSON.stringify(subject)}`)
+  }
+}
+
+function withoutHash(v: VersionRow): SubjectVersion {
+  const { hash: _hash, ...rest } = v
+  return rest
+}

@@ -1,0 +1,45 @@
+// Shapes of the Confluent Schema Registry API, shared by the store, the service and the HTTP layer.
+
+/** A named type taken from another subject's version (Confluent "schema references"). */
+export interface SchemaReference {
+  name: string
+  subject: string
+  version: number
+}
+
+/** What a client submits to register, look up or test a schema. */
+export interface SchemaInput {
+  schema: string
+  /** AVRO when absent; JSON and PROTOBUF are refused */
+  schemaType?: string
+  references?: SchemaReference[]
+}
+
+/** A stored schema by global id. */
+export interface StoredSchema {
+  id: number
+  schemaType: string
+  schema: string
+  references: SchemaReference[]
+}
+
+/** One version of a subject, as GET /subjects/{s}/versions/{v} returns it. */
+export interface SubjectVersion extends StoredSchema {
+  subject: string
+  version: number
+  deleted: boolean
+}
+
+export const COMPATIBILITY_LEVELS = [
+  'NONE',
+  'BACKWARD',
+  'BACKWARD_TRANSITIVE',
+  'FORWARD',
+  'FORWARD_TRANSITIVE',
+  'FULL',
+  'FULL_TRANSITIVE',
+] as const
+
+export type CompatibilityLevel = (typeof COMPATIBILITY_LEVELS)[number]
+
+export const DEFAULT_COMPATIBILITY: CompatibilityLevel = 'BACKWARD'

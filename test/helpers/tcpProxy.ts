@@ -1,0 +1,61 @@
+// A TCP proxy in front of PostgreSQL that can cut a connection at the worst moment: after the server has received
+// a request (and commits it) but before the client hears the answer.
+import net from 'node:net'
+import { afterAll } from 'vitest'
+
+export interface CuttingProxy {
+  connectionString: string
+  /** The next request a client sends is delivered, its response swallowed, and that connection cut. */
+  cutAfterNextRequest(): void
+  cuts: number
+}
+
+export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
+  const url = new URL(target)
+  const sockets = new Set<net.Socket>()
+  let armed = false
+  const proxy: CuttingProxy = {
+    connectionString: '',
+    cuts: 0,
+    cutAfterNextRequest: () => void (armed = true),
+  }
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(url.port || 5432), url.hostname)
+    sockets.add(client).add(upstream)
+    let doomed = false
+    client.on('data', (chunk) => {
+      // only requests after startup can be doomed: the startup packet carries no type byte
+      if (armed && chunk[0] !== 0 && chunk[0] !== 0x58 /* Terminate */) {
+        armed = false
+        doomed = true
+        proxy.cuts++
+        // let the server read and commit it, then drop both sides without relaying the answer
+        setTimeout(() => {
+          client.destroy()
+          upstream.destroy()
+        }, 300)
+      }
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk) => {
+      if (!doomed) client.write(chunk)
+    })
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('error', close).on('close', close)
+    upstream.on('error', close).on('close', close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  const via = new URL(target)
+  via.hostname = '127.0.0.1'
+  via.port = String(port)
+  proxy.connectionString = via.toString()
+  afterAll(async () => {
+    for (const s of sockets) s.destroy()
+    await new Promise((resolve) => server.close(resolve))
+  })
+  return proxy
+}
