@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import kafkajs from 'kafkajs';
 import type { Kafka, KafkaConfig } from 'kafkajs';
 import { expect, inject } from 'vitest';
-import { DEFAULT_DATABASE_URL } from './defaults.js';
 
 export * from './helpers.js';
 
@@ -77,16 +76,14 @@ export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka
   if (backendName === 'kafka') {
     return new kafkajs.Kafka({ clientId, brokers: inject('kafkaBrokers'), logLevel: kafkajs.logLevel.NOTHING });
   }
-  // Non-literal specifier: the kafka side type-checks and runs before src/transport.ts exists.
-  const specifier = '../src/transport.js';
-  const { createKafka } = (await import(specifier)) as TransportModule;
+  const { createKafka } = (await import('../src/transport.js')) as TransportModule;
   return createKafka({
     clientId,
     brokers: ['pgqueue'],
     logLevel: kafkajs.logLevel.NOTHING,
     pgqueue: {
       enabled: true,
-      connectionString: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+      connectionString: inject('pgUrl'),
       schema: fileSchema(),
     },
   });

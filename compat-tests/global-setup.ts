@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { findBroker, type RunningBroker } from './broker/index.js';
-import { DEFAULT_DATABASE_URL } from './defaults.js';
+import { resolveTestPostgres } from '../test/setup/globalPg.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,7 +24,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('kafkaUnavailable', null);
   const runId = randomBytes(3).toString('hex');
   project.provide('compatRunId', runId);
-  if (transport === 'pgqueue') return () => dropRunSchemas(runId);
+  if (transport === 'pgqueue') {
+    // the same PostgreSQL the integration tests use: DATABASE_URL, PG*, else the embedded server
+    const postgres = await resolveTestPostgres(project.config.root, 'compat');
+    project.provide('pgUrl', postgres.url);
+    return async () => {
+      await dropRunSchemas(runId, postgres.url);
+      await postgres.stop();
+    };
+  }
   if (transport !== 'kafka') return async () => {};
 
   let broker: RunningBroker;
@@ -51,9 +59,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /** Drops the per-file schemas of this run (COMPAT_KEEP_SCHEMAS=1 keeps them for debugging). */
-async function dropRunSchemas(runId: string): Promise<void> {
+async function dropRunSchemas(runId: string, url: string): Promise<void> {
   if (process.env.COMPAT_KEEP_SCHEMAS === '1') return;
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL });
+  const client = new pg.Client({ connectionString: url });
   try {
     await client.connect();
     const { rows } = await client.query<{ nspname: string }>(

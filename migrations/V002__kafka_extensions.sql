@@ -40,10 +40,12 @@ ALTER TABLE __PGQUEUE_PREFIX___topic
 
 -- Kafka commit metadata, and per-priority progress: with priorities a partition is consumed in priority order, so
 -- each priority has its own processed-through seq; offset_value stays the contiguous watermark across all of them.
+-- committed_at is NULL for a starting position the consumer wrote before the group committed anything: admin
+-- reports such a row as '-1' (nothing committed), as Kafka does.
 ALTER TABLE __PGQUEUE_PREFIX___consumer_offset
     ADD COLUMN IF NOT EXISTS metadata text,
     ADD COLUMN IF NOT EXISTS priority_offsets bigint[],
-    ADD COLUMN IF NOT EXISTS committed_at timestamptz NOT NULL DEFAULT now();
+    ADD COLUMN IF NOT EXISTS committed_at timestamptz;
 
 -- Group membership (KafkaJS consumer groups without a coordinator): members heartbeat here, and each member
 -- derives the same partition assignment from the live member set.

@@ -96,7 +96,9 @@ export class PgQueueContext {
     const pool = new pg.Pool(poolConfig)
     // An idle client's error (server restart, terminated backend) must not crash the process: the pool drops it.
     pool.on('error', (err) => logger.warn('Idle PostgreSQL connection failed', { error: err.message }))
-    const db = new Database(pool, this.tables)
+    const db = new Database(pool, this.tables, config.pool.leakTimeMinutes * 60_000, (heldMs) =>
+      logger.warn('A PostgreSQL connection has been checked out for longer than DATAHUB_PGQUEUE_LEAK_TIME_MINUTES', { heldMs }),
+    )
     try {
       await this.prepareSchema(db)
     } catch (err) {

@@ -65,7 +65,8 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       autoCommit: run.autoCommit ?? true,
       autoCommitInterval: run.autoCommitInterval ?? null,
       autoCommitThreshold: run.autoCommitThreshold ?? null,
-      concurrency: Math.max(1, run.partitionsConsumedConcurrently ?? 1),
+      // DataHub's per-topic consumer concurrency is the default for KafkaJS's partitionsConsumedConcurrently
+      concurrency: Math.max(1, run.partitionsConsumedConcurrently ?? ctx.config.topicDefaults.consumerConcurrency),
       maxWaitTimeInMs: settings.maxWaitTimeInMs,
       maxBytesPerPartition: settings.maxBytesPerPartition,
       retry: settings.retry,

@@ -17,6 +17,9 @@ export class Database {
   constructor(
     readonly pool: pg.Pool,
     readonly tables: Tables,
+    /** a client held longer than this (ms, 0 = never) is reported through onLeak */
+    private readonly leakAfterMs = 0,
+    private readonly onLeak: (heldMs: number) => void = () => undefined,
   ) {}
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(stmt: Statement, values: unknown[] = []) {
@@ -32,8 +35,11 @@ export class Database {
     const client = await this.pool.connect()
     const ignore = () => undefined
     client.on('error', ignore)
+    const since = Date.now()
+    const leak = this.leakAfterMs > 0 ? setTimeout(() => this.onLeak(Date.now() - since), this.leakAfterMs).unref() : undefined
     const release = client.release.bind(client)
     client.release = (err?: Error | boolean) => {
+      clearTimeout(leak)
       client.removeListener('error', ignore)
       client.release = release
       return release(err)

@@ -57,14 +57,9 @@ const sql = statements((t) => ({
       epoch = 0,
       committed_at = now()
     RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`,
-  // A new group's starting point is written once (never over an existing commit), so a partition handed to
-  // another member before the first commit resumes from the same place instead of skipping messages.
-  initialize: `
-    INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value)
-    VALUES ($1, $2, $3, $4)
-    ON CONFLICT (consumer_group, topic_id, partition_id) DO NOTHING`,
   read: `
-    SELECT topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset, metadata,
+    SELECT topic_id::text AS "topicId", partition_id AS partition,
+           CASE WHEN committed_at IS NULL THEN '-1' ELSE offset_value::text END AS offset, metadata,
            priority_offsets::text[] AS "priorityPositions"
     FROM ${t.consumerOffset}
     WHERE consumer_group = $1 AND topic_id = ANY($2::int8[])`,
@@ -141,17 +136,6 @@ export async function commitOffsets(
     opts.exact,
   ])
   return res.rows
-}
-
-export async function initializeOffset(
-  db: Queryable,
-  t: Tables,
-  group: string,
-  topicId: string,
-  partition: number,
-  offset: string,
-): Promise<void> {
-  await run(db, sql(t).initialize, [group, topicId, partition, offset])
 }
 
 export async function readOffsets(db: Queryable, t: Tables, group: string, topicIds: string[]): Promise<CommittedOffset[]> {

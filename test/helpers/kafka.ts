@@ -2,8 +2,9 @@
 // unique names, so test files never collide.
 import { randomBytes } from 'node:crypto'
 import { afterAll } from 'vitest'
-import type { Consumer, ConsumerConfig, Producer, ProducerConfig } from 'kafkajs'
+import type { Consumer, ConsumerConfig, ProducerConfig } from 'kafkajs'
 import { Kafka } from '../../src/kafka.js'
+import type { PgQueueProducer } from '../../src/producer/index.js'
 import { logLevel } from '../../src/kafkajs/exports.js'
 import type { PgQueueOptions } from '../../src/config/types.js'
 import { useTestSchema, type TestSchema } from './db.js'
@@ -13,7 +14,7 @@ export const uniqueName = (label: string) => `${label}-${randomBytes(4).toString
 export interface TestKafka {
   db: TestSchema
   kafka: Kafka
-  producer(config?: ProducerConfig): Promise<Producer>
+  producer(config?: ProducerConfig): Promise<PgQueueProducer>
   consumer(config?: Partial<ConsumerConfig>): Promise<Consumer>
   /** another Kafka on the same schema, e.g. to stand for a second process */
   newKafka(options?: PgQueueOptions): Kafka

@@ -26,6 +26,13 @@ export function urlFromPgEnv(env: NodeJS.ProcessEnv): string {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const { url, stop } = await resolveTestPostgres(project.config.root, 'integration')
+  project.provide('pgUrl', url)
+  return stop
+}
+
+/** The PostgreSQL a test run uses, checked to answer; `stop` ends an embedded server this run started. */
+export async function resolveTestPostgres(root: string, label: string): Promise<{ url: string; stop: () => Promise<void> }> {
   let url: string
   let source: string
   let stop = async () => {}
@@ -36,9 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     url = urlFromPgEnv(process.env)
     source = 'PG* variables'
   } else {
-    const dataDir = path.join(project.config.root, '.pgdata', 'test')
+    const dataDir = path.join(root, '.pgdata', 'test')
     // shared: concurrent test runs use the same server; the last one to finish stops it
-    const server = await ensureEmbeddedPostgres({ dataDir, shared: true, log: (m) => console.log(`[integration] ${m}`) })
+    const server = await ensureEmbeddedPostgres({ dataDir, shared: true, log: (m) => console.log(`[${label}] ${m}`) })
     url = server.connectionString
     source = server.reused ? 'embedded (reused)' : 'embedded'
     stop = () => server.stop()
@@ -50,11 +57,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await client.query('SELECT 1')
   } catch (err) {
     await stop()
-    throw new Error(`integration tests: cannot reach PostgreSQL ${redactConnectionString(url)} from ${source}: ${(err as Error).message}`)
+    throw new Error(`${label} tests: cannot reach PostgreSQL ${redactConnectionString(url)} from ${source}: ${(err as Error).message}`)
   } finally {
     await client.end().catch(() => {})
   }
-  console.log(`[integration] PostgreSQL ${redactConnectionString(url)} (${source})`)
-  project.provide('pgUrl', url)
-  return stop
+  console.log(`[${label}] PostgreSQL ${redactConnectionString(url)} (${source})`)
+  return { url, stop }
 }

@@ -1,0 +1,321 @@
+// One maintenance run (docs/retention.md): premake partitions, seed the sequence ledger, drop expired partitions,
+// age / row-cap / byte-cap / aggressive retention in bounded batches, sweep orphaned leases, move stranded offsets,
+// expire silent registrations and members, VACUUM. Every step is its own short transaction(s) on one dedicated
+// connection, which holds a session advisory lock so only one runner works on a schema + prefix at a time.
+import type { Logger } from 'kafkajs'
+import type pg from 'pg'
+import type { PgQueueContext } from '../client/context.js'
+import type { MaintenanceConfig } from '../config/types.js'
+import type { Tables } from '../db/tables.js'
+import * as housekeeping from '../store/maintenance.js'
+import type { ExpiredRegistration } from '../store/maintenance.js'
+import { ensurePartitions } from '../store/partitions.js'
+import * as retention from '../store/retention.js'
+import { listTopics, type TopicRow } from '../store/topics.js'
+
+export type MaintenanceLogger = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>
+
+/** What a run needs when there is no PgQueueContext (the CLI, tests). */
+export interface MaintenanceDeps {
+  pool: pg.Pool
+  tables: Tables
+  maintenance: MaintenanceConfig
+  logger?: MaintenanceLogger
+}
+
+export interface MaintenanceOptions {
+  /** rows per DELETE; default maintenance.batchDeleteLimit */
+  batchDeleteLimit?: number
+  /** batches per topic (or partition) and policy in one run; the rest waits for the next run. Default 200 */
+  maxBatchesPerStep?: number
+  /** how long a partition drop waits for the message table's lock before giving up until the next run */
+  dropLockTimeoutMs?: number
+  /** VACUUM the partitions (and the lease table) after deleting rows; default true */
+  vacuum?: boolean
+  /** stops the run between two batches (the report says aborted) */
+  signal?: AbortSignal
+}
+
+export interface PolicyCounts {
+  age: number
+  rowCap: number
+  byteCap: number
+  aggressive: number
+}
+
+export interface CompletedMaintenance {
+  skipped: false
+  startedAt: Date
+  durationMs: number
+  partitionsCreated: number
+  ledgerRowsSeeded: number
+  partitions: { dropped: string[]; kept: string[]; busy: string[] }
+  /** rows deleted per policy, and per topic name */
+  deleted: PolicyCounts
+  byTopic: Record<string, PolicyCounts>
+  /** partitions of aggressive-retention topics whose rows had to stay, and why */
+  aggressiveBlocked: Array<{ topic: string; partition: number; reason: string; group: string | null }>
+  leasesSwept: number
+  offsetsAdvanced: number
+  expired: { registrations: ExpiredRegistration[]; members: number; partitionLeases: number; producerSequences: number }
+  vacuumed: string[]
+  /** `policy:topic[:partition]` whose batch cap was reached: more rows wait for the next run */
+  truncated: string[]
+  aborted: boolean
+  errors: Array<{ step: string; message: string }>
+}
+
+export type MaintenanceReport = { skipped: true; startedAt: Date } | CompletedMaintenance
+
+const DEFAULT_MAX_BATCHES = 200
+const DEFAULT_DROP_LOCK_TIMEOUT_MS = 2000
+/** lease-table pages (of batchDeleteLimit rows each) examined per batch cap */
+const LEASE_PAGES_PER_BATCH = 10
+const SILENT: MaintenanceLogger = { debug() {}, info() {}, warn() {}, error() {} }
+
+export function maintenanceDeps(ctx: PgQueueContext): MaintenanceDeps {
+  return {
+    pool: ctx.db.pool,
+    tables: ctx.tables,
+    maintenance: ctx.config.maintenance,
+    logger: ctx.logger.namespace('Maintenance'),
+  }
+}
+
+/** Runs maintenance once; `{ skipped: true }` at once when another runner (any process) holds the lock. */
+export async function runMaintenance(
+  source: PgQueueContext | MaintenanceDeps,
+  opts: MaintenanceOptions = {},
+): Promise<MaintenanceReport> {
+  const deps = 'pool' in source ? source : maintenanceDeps(source)
+  const log = deps.logger ?? SILENT
+  const startedAt = new Date()
+  const client = await deps.pool.connect()
+  let broken = false
+  try {
+    if (!(await housekeeping.tryMaintenanceLock(client, deps.tables))) {
+      log.debug('Maintenance skipped: another runner holds the lock', { schema: deps.tables.schema })
+      return { skipped: true, startedAt }
+    }
+    try {
+      return await new MaintenanceRun(client, deps, log, opts, startedAt).execute()
+    } finally {
+      await housekeeping.releaseMaintenanceLock(client, deps.tables).catch((err: Error) => {
+        broken = true // a connection that may still hold the lock must not go back to the pool
+        log.warn('Could not release the maintenance lock', { error: err.message })
+      })
+    }
+  } finally {
+    client.release(broken || undefined)
+  }
+}
+
+class MaintenanceRun {
+  private readonly t: Tables
+  private readonly limit: number
+  private readonly maxBatches: number
+  private readonly report: CompletedMaintenance
+  private topics?: Promise<TopicRow[]>
+
+  constructor(
+    private readonly db: pg.PoolClient,
+    private readonly deps: MaintenanceDeps,
+    private readonly log: MaintenanceLogger,
+    private readonly opts: MaintenanceOptions,
+    startedAt: Date,
+  ) {
+    this.t = deps.tables
+    this.limit = opts.batchDeleteLimit ?? deps.maintenance.batchDeleteLimit
+    this.maxBatches = opts.maxBatchesPerStep ?? DEFAULT_MAX_BATCHES
+    this.report = {
+      skipped: false,
+      startedAt,
+      durationMs: 0,
+      partitionsCreated: 0,
+      ledgerRowsSeeded: 0,
+      partitions: { dropped: [], kept: [], busy: [] },
+      deleted: { age: 0, rowCap: 0, byteCap: 0, aggressive: 0 },
+      byTopic: {},
+      aggressiveBlocked: [],
+      leasesSwept: 0,
+      offsetsAdvanced: 0,
+      expired: { registrations: [], members: 0, partitionLeases: 0, producerSequences: 0 },
+      vacuumed: [],
+      truncated: [],
+      aborted: false,
+      errors: [],
+    }
+  }
+
+  async execute(): Promise<CompletedMaintenance> {
+    const steps: Array<[string, () => Promise<void>]> = [
+      ['premake partitions', () => this.premake()],
+      // before anything is deleted: a ledger seeded after a purge would restart at 1
+      ['seed sequence ledger', () => this.seedLedger()],
+      ['drop expired partitions', () => this.dropPartitions()],
+      ['age retention', () => this.rowPolicy('age', (x) => x.retentionMaxAgeSeconds > 0)],
+      ['row cap', () => this.rowPolicy('rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n)],
+      ['byte cap', () => this.rowPolicy('byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n)],
+      ['aggressive retention', () => this.aggressive()],
+      ['sweep orphaned leases', () => this.sweepLeases()],
+      ['advance stranded offsets', () => this.advanceOffsets()],
+      ['expire registrations', () => this.expire()],
+      ['vacuum', () => this.vacuum()],
+    ]
+    for (const [name, step] of steps) {
+      if (this.stopRequested()) break
+      try {
+        await step()
+      } catch (err) {
+        const message = (err as Error).message
+        this.report.errors.push({ step: name, message })
+        this.log.error('Maintenance step failed', { step: name, error: message })
+      }
+    }
+    this.report.durationMs = Date.now() - this.report.startedAt.getTime()
+    this.summarize()
+    return this.report
+  }
+
+  private stopRequested(): boolean {
+    if (this.opts.signal?.aborted) this.report.aborted = true
+    return this.report.aborted
+  }
+
+  private async premake(): Promise<void> {
+    this.report.partitionsCreated = await ensurePartitions(this.db, this.t)
+  }
+
+  private async seedLedger(): Promise<void> {
+    this.report.ledgerRowsSeeded = await housekeeping.seedSequenceLedger(this.db, this.t)
+  }
+
+  private async dropPartitions(): Promise<void> {
+    const timeout = this.opts.dropLockTimeoutMs ?? DEFAULT_DROP_LOCK_TIMEOUT_MS
+    for (const name of await retention.partitionDropCandidates(this.db, this.t)) {
+      if (this.stopRequested()) return
+      const outcome = await retention.dropExpiredPartition(this.db, this.t, name, timeout)
+      if (outcome === 'dropped') this.log.info('Dropped expired message partition', { partition: name })
+      if (outcome === 'busy') this.log.warn('Message table busy: partition drop left for the next run', { partition: name })
+      if (outcome !== 'gone') this.report.partitions[outcome].push(name)
+    }
+  }
+
+  /** Read once per run, after the partition drops; a failed read is retried by the next step that needs it. */
+  private async topicList(): Promise<TopicRow[]> {
+    this.topics ??= listTopics(this.db, this.t)
+    return await this.topics.catch((err: unknown) => {
+      this.topics = undefined
+      throw err
+    })
+  }
+
+  private async rowPolicy(policy: retention.RowPolicy, applies: (topic: TopicRow) => boolean): Promise<void> {
+    for (const topic of (await this.topicList()).filter(applies)) {
+      const deleted = await this.drain(`${policy}:${topic.name}`, () =>
+        retention.deleteBatch(this.db, this.t, policy, topic.id, this.limit),
+      )
+      this.count(topic.name, policy, deleted)
+    }
+  }
+
+  private async aggressive(): Promise<void> {
+    const expiry = this.deps.maintenance.registrationExpirySeconds
+    const names = new Map((await this.topicList()).map((x) => [x.id, x.name]))
+    for (const p of await retention.aggressivePlan(this.db, this.t, expiry)) {
+      const topic = names.get(p.topicId) ?? `#${p.topicId}`
+      if (p.purgeThrough === null) {
+        const blocked = { topic, partition: p.partition, reason: p.blockedReason ?? 'blocked', group: p.blockedGroup }
+        this.report.aggressiveBlocked.push(blocked)
+        if (p.blockedReason === 'STUCK_AHEAD') this.log.warn('Aggressive retention skipped: a registered group is STUCK_AHEAD', blocked)
+        continue
+      }
+      const deleted = await this.drain(`aggressive:${topic}:${p.partition}`, () =>
+        retention.deleteConsumedBatch(this.db, this.t, p.topicId, p.partition, expiry, this.limit),
+      )
+      this.count(topic, 'aggressive', deleted)
+    }
+  }
+
+  private async sweepLeases(): Promise<void> {
+    let after = '0'
+    for (let page = 0; page < this.maxBatches * LEASE_PAGES_PER_BATCH; page++) {
+      if (this.stopRequested()) return
+      const { lastId, deleted } = await housekeeping.sweepOrphanLeases(this.db, this.t, after, this.limit)
+      this.report.leasesSwept += deleted
+      if (lastId === null) return
+      after = lastId
+    }
+    this.report.truncated.push('leases')
+  }
+
+  private async advanceOffsets(): Promise<void> {
+    this.report.offsetsAdvanced = await housekeeping.advanceStrandedOffsets(this.db, this.t)
+    if (this.report.offsetsAdvanced > 0) {
+      this.log.info('Moved committed offsets past deleted messages', { offsets: this.report.offsetsAdvanced })
+    }
+  }
+
+  private async expire(): Promise<void> {
+    const expiry = this.deps.maintenance.registrationExpirySeconds
+    const registrations = await housekeeping.expireRegistrations(this.db, this.t, expiry)
+    for (const r of registrations) {
+      this.log.info('Expired consumer registration', {
+        groupId: r.group,
+        topic: r.topic,
+        lastHeartbeatAt: r.lastHeartbeatAt.toISOString(),
+        expirySeconds: expiry,
+      })
+    }
+    this.report.expired = { registrations, ...(await housekeeping.expireMembers(this.db, this.t, expiry)) }
+  }
+
+  private async vacuum(): Promise<void> {
+    const d = this.report.deleted
+    const rowsDeleted = d.age + d.rowCap + d.byteCap + d.aggressive
+    if (this.opts.vacuum === false) return
+    const targets = rowsDeleted > 0 ? await housekeeping.vacuumTargets(this.db, this.t) : []
+    if (this.report.leasesSwept > 0) targets.push(this.t.messageGroupLease)
+    for (const name of targets) {
+      if (this.stopRequested()) return
+      await housekeeping.vacuumTable(this.db, name)
+      this.report.vacuumed.push(name)
+    }
+  }
+
+  /** Runs batches until one comes back short, the batch cap is reached (recorded as truncated) or a stop. */
+  private async drain(label: string, batch: () => Promise<number>): Promise<number> {
+    let deleted = 0
+    for (let i = 0; i < this.maxBatches; i++) {
+      if (this.stopRequested()) return deleted
+      const n = await batch()
+      deleted += n
+      if (n < this.limit) return deleted
+    }
+    this.report.truncated.push(label)
+    return deleted
+  }
+
+  private count(topic: string, policy: keyof PolicyCounts, deleted: number): void {
+    if (deleted === 0) return
+    this.report.deleted[policy] += deleted
+    const row = (this.report.byTopic[topic] ??= { age: 0, rowCap: 0, byteCap: 0, aggressive: 0 })
+    row[policy] += deleted
+  }
+
+  private summarize(): void {
+    const r = this.report
+    const busy = r.partitions.dropped.length + r.leasesSwept + r.offsetsAdvanced + r.expired.registrations.length
+    const deleted = r.deleted.age + r.deleted.rowCap + r.deleted.byteCap + r.deleted.aggressive
+    const line = {
+      durationMs: r.durationMs,
+      deleted: r.deleted,
+      partitionsDropped: r.partitions.dropped.length,
+      leasesSwept: r.leasesSwept,
+      truncated: r.truncated.length,
+      errors: r.errors.length,
+    }
+    if (deleted + busy + r.errors.length > 0) this.log.info('Maintenance run finished', line)
+    else this.log.debug('Maintenance run finished', line)
+  }
+}
