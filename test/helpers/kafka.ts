@@ -18,6 +18,8 @@ export interface TestKafka {
   consumer(config?: Partial<ConsumerConfig>): Promise<Consumer>
   /** another Kafka on the same schema, e.g. to stand for a second process */
   newKafka(options?: PgQueueOptions): Kafka
+  /** a new topic with a unique name and this many partitions */
+  createTopic(partitions: number, label?: string): Promise<string>
 }
 
 export function useTestKafka(label: string, options: PgQueueOptions = {}): TestKafka {
@@ -38,6 +40,17 @@ export function useTestKafka(label: string, options: PgQueueOptions = {}): TestK
       await p.connect()
       cleanups.push(() => p.disconnect())
       return p
+    },
+    async createTopic(partitions, label = 'topic') {
+      const topic = uniqueName(label)
+      const admin = kafka.admin()
+      await admin.connect()
+      try {
+        await admin.createTopics({ topics: [{ topic, numPartitions: partitions }] })
+      } finally {
+        await admin.disconnect()
+      }
+      return topic
     },
     async consumer(config = {}) {
       const c = kafka.consumer({ groupId: uniqueName('group'), sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 1000, ...config })

@@ -1,8 +1,6 @@
 // Consumer groups across real processes: partitions shared without loss or overlap, and a SIGKILLed member's
 // uncommitted work redelivered to the survivors.
 import { describe, expect, it } from 'vitest'
-import { tablesFor } from '../../../src/db/tables.js'
-import { insertTopics } from '../../../src/store/topics.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 import { spawnFixture, type Child } from '../../helpers/processes.js'
 
@@ -29,11 +27,8 @@ function handled(children: Child[]): Handled[] {
 }
 
 async function setup(partitions: number) {
-  const topic = uniqueName('proc')
+  const topic = await t.createTopic(partitions, 'proc')
   const producer = await t.producer()
-  await insertTopics(t.db.pool, tablesFor(t.db.schema, 'metadata_queue'), [
-    { name: topic, partitionCount: partitions, retentionMaxAgeSeconds: 0, maxRowsPerTopic: 0, maxTotalPayloadBytes: 0, aggressiveRetention: false, config: {} },
-  ])
   const group = uniqueName('g')
   const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group }
   return { topic, producer, env }

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import type { Consumer, EachMessagePayload } from 'kafkajs'
-import { tablesFor } from '../../../src/db/tables.js'
-import { insertTopics } from '../../../src/store/topics.js'
 import { deferred, waitFor } from '../../helpers/db.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 
 const t = useTestKafka('consumer_semantics')
 
-async function createTopic(partitions: number) {
-  const topic = uniqueName('sem')
-  await t.producer() // connecting migrates the schema
-  await insertTopics(t.db.pool, tablesFor(t.db.schema, 'metadata_queue'), [
-    { name: topic, partitionCount: partitions, retentionMaxAgeSeconds: 0, maxRowsPerTopic: 0, maxTotalPayloadBytes: 0, aggressiveRetention: false, config: {} },
-  ])
-  return topic
-}
+const createTopic = (partitions: number) => t.createTopic(partitions, 'sem')
 
 function joined(consumer: Consumer) {
   const d = deferred()
