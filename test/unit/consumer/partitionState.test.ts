@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest'
+import { offsetOfSeq, PartitionState, seqOfOffset } from '../../../src/consumer/partitionState.js'
+import { createBatch, toKafkaMessage } from '../../../src/consumer/batch.js'
+import type { FetchedRow } from '../../../src/store/fetch.js'
+
+const row = (seq: number, extra: Partial<FetchedRow> = {}): FetchedRow => ({
+  seq: String(seq),
+  priority: 5,
+  routingKey: 'k',
+  messageKey: null,
+  flags: 0,
+  payload: Buffer.from(`v${seq}`),
+  compression: 0,
+  headers: null,
+  timestampMs: '1700000000000',
+  payloadBytes: 2,
+  ...extra,
+})
+
+describe('offsets and sequences', () => {
+  it('maps Kafka offsets to seqs: the first message (seq 1) is offset 0', () => {
+    expect(offsetOfSeq(1n)).toBe('0')
+    expect(seqOfOffset('0')).toBe(1n)
+  })
+})
+
+describe('PartitionState', () => {
+  it('starts every priority at the committed seq, or at stored per-priority positions when ahead', () => {
+    const s = new PartitionState('t', '1', 0, 10n, ['10', '10', '12', '10', '10', '10', '10', '10', '10', '10'])
+    expect(s.resolved[2]).toBe(12n)
+    expect(s.resolved[5]).toBe(10n)
+  })
+
+  it('rewinds fetch positions to what was resolved, and seek resets both', () => {
+    const s = new PartitionState('t', '1', 0, 0n, null)
+    s.delivered(5n, 5)
+    s.resolve(3n, 5)
+    expect(s.dirty).toBe(true)
+    s.rewind()
+    expect(s.positions[5]).toBe(3n)
+    s.seekTo(1n)
+    expect(s.positions.every((p) => p === 1n)).toBe(true)
+    expect(s.dirty).toBe(false)
+  })
+})
+
+describe('batch decoding', () => {
+  it('decodes null keys and values from flags, binary keys from message_key, and headers', () => {
+    const nulls = toKafkaMessage(row(1, { flags: 3, payload: Buffer.alloc(0) }), 't', 0).message
+    expect(nulls.key).toBeNull()
+    expect(nulls.value).toBeNull()
+    const binary = toKafkaMessage(row(2, { messageKey: Buffer.from([0xff, 0x00]) }), 't', 0).message
+    expect(binary.key).toEqual(Buffer.from([0xff, 0x00]))
+    const h = toKafkaMessage(row(3, { headers: [{ key: 'a', v: Buffer.from('x').toString('base64') }] }), 't', 0).message
+    expect(h.headers!.a).toEqual(Buffer.from('x'))
+    expect(h.offset).toBe('2')
+  })
+
+  it('delivers an undecodable row raw with a header saying why, instead of throwing', () => {
+    const m = toKafkaMessage(row(4, { compression: 7 }), 'orders', 3).message
+    expect(m.value).toEqual(Buffer.from('v4'))
+    expect(m.headers!['x-pgqueue-decode-error']!.toString()).toMatch(/payload_compression 7 for topic "orders" partition 3 offset 3/)
+  })
+
+  it('computes KafkaJS batch offsets and lags', () => {
+    const delivered = [row(3), row(4), row(5)].map((r) => toKafkaMessage(r, 't', 0))
+    const batch = createBatch('t', 0, '10', delivered)
+    expect([batch.firstOffset(), batch.lastOffset(), batch.offsetLag(), batch.offsetLagLow()]).toEqual(['2', '4', '5', '7'])
+    const empty = createBatch('t', 0, '10', [])
+    expect([empty.isEmpty(), empty.firstOffset(), empty.lastOffset()]).toEqual([true, null, '9'])
+  })
+})
