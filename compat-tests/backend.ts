@@ -32,9 +32,6 @@ export type Capability =
   | 'offsetsByTimestamp'
   | 'sendDuringOpenTransaction';
 
-const PARTITION_LOCK =
-  'an enqueue takes the partition sequence row lock, which an open transaction holds until it ends (DESIGN.md, sequence ledger)';
-
 const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
   kafka: {
     transactions: true,
@@ -48,7 +45,7 @@ const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
     groupAdmin: true,
     offsetAdmin: true,
     offsetsByTimestamp: true,
-    sendDuringOpenTransaction: PARTITION_LOCK,
+    sendDuringOpenTransaction: true,
   },
 };
 

@@ -11,6 +11,7 @@ import { normalizeProducerBatch } from '../kafkajs/messageValidation.js'
 import { defaultPartitioner } from '../kafkajs/partitioners.js'
 import { createRetrier } from '../kafkajs/retry.js'
 import type { NewTopic } from '../store/topics.js'
+import { writeDeferred } from './deferredWrite.js'
 import { planSend, writePlan, type PartitionBatch, type Partitioner, type TopicBatch } from './sendMessages.js'
 import { TransactionManager } from './transaction.js'
 
@@ -114,10 +115,13 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     return result
   }
 
-  /** Inside someone else's transaction (outbox, producer transactions): no retry, the caller owns the outcome. */
+  /**
+   * Inside someone else's transaction (outbox, producer transactions): no retry, the caller owns the outcome, and
+   * offsets are assigned at commit so the open transaction does not stall other producers.
+   */
   const sendWithin = async (client: Queryable, batch: ProducerBatch): Promise<RecordMetadata[]> => {
     try {
-      return await writePlan(ctx, await plan(batch), client)
+      return await writeDeferred(ctx, await plan(batch), client)
     } catch (e) {
       throw toKafkaJSError(e, 'send')
     }

@@ -40,10 +40,27 @@ describe('transactions', () => {
     expect(aborted.isActive()).toBe(false)
     const committed = await producer.transaction()
     const [meta] = await committed.send({ topic, messages: [{ value: 'committed-1', partition: 0 }] })
-    expect(meta.baseOffset).toBe('0')
+    expect(meta.baseOffset).toBe('-1') // offsets inside a transaction are assigned at commit
     await committed.commit()
     expect(await read(topic, 1)).toEqual(['committed-1'])
     expect(await highWatermark(topic)).toBe('2') // committed-1 and the __end__ marker: the abort used no offsets
+  })
+
+  it('an open transaction does not stall other producers of the partition, and commit order is offset order', async () => {
+    const topic = uniqueName('open')
+    const plain = await t.producer()
+    const producer = await t.producer({ transactionalId: uniqueName('open-id') })
+    const tx = await producer.transaction()
+    await tx.send({ topic, messages: [{ value: 'in-tx-1', partition: 0 }, { value: 'in-tx-2', partition: 0 }] })
+    const [meta] = await plain.send({ topic, messages: [{ value: 'plain', partition: 0 }] })
+    expect(meta.baseOffset).toBe('0')
+    await tx.commit()
+    const consumer = await t.consumer()
+    await consumer.subscribe({ topic, fromBeginning: true })
+    const seen: Array<[string, string]> = []
+    await consumer.run({ eachMessage: async ({ message }) => void seen.push([message.offset, message.value!.toString()]) })
+    await waitFor(() => seen.length === 3)
+    expect(seen).toEqual([['0', 'plain'], ['1', 'in-tx-1'], ['2', 'in-tx-2']])
   })
 
   it('sendOffsets commits the group offsets atomically with the messages', async () => {
