@@ -254,7 +254,7 @@ AS $fn$
         WHERE r.topic_id = p_topic_id
           AND (p_expiry_seconds = 0 OR r.last_heartbeat_at >= now() - p_expiry_seconds * interval '1 second')
     ), agg AS (
-        SELECT count(*) AS groups, min(offset_value) AS low, max(offset_value) AS high,
+        SELECT count(*) AS groups, min(offset_value) AS low,
                min(consumer_group) FILTER (WHERE offset_value IS NULL) AS no_offset,
                min(consumer_group) FILTER (WHERE offset_value > __PGQUEUE_PREFIX___maintenance_high_seq(p_topic_id, p_partition)) AS ahead
         FROM regs

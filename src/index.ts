@@ -5,6 +5,18 @@ export { Kafka, type PgQueueKafkaConfig } from './kafka.js'
 export { createKafka } from './transport.js'
 export type { PgQueueProducer } from './producer/index.js'
 export type { PgQueueConfig, PgQueueOptions, PriorityBand, Transport } from './config/types.js'
+export {
+  PgSchemaRegistry, createSchemaRegistryServer, startSchemaRegistry, createAvroCodec, encodeWireFormat, decodeWireFormat,
+  SchemaRegistryError, REGISTRY_CONTENT_TYPE, COMPATIBILITY_LEVELS,
+  type AvroCodec, type CompatibilityLevel, type RegistryBackend, type SchemaInput, type SchemaReference,
+  type SchemaRegistryHandler, type SchemaRegistryServerOptions, type StartedSchemaRegistry, type StoredSchema, type SubjectVersion,
+} from './registry/index.js'
+export {
+  DATAHUB_TOPICS, DATAHUB_AVRO_CONTENT_TYPE, DATAHUB_TOPIC_CONTENT_TYPE, seedDataHubTopics, dataHubCatalogue,
+  encodeDataHubRow, decodeDataHubRow, dataHubPartition, dataHubLockKey, dataHubSubject,
+  type DataHubSeedOptions, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow, type SeededTopic,
+} from './datahub/index.js'
+export { runMaintenance, type MaintenanceReport } from './ops/maintenance.js'
 
 // KafkaJS ships Snappy as "not implemented"; both transports get a working codec from importing this package.
 registerSnappyCodec()

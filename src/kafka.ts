@@ -1,4 +1,6 @@
 import type { Admin, AdminConfig, Consumer, ConsumerConfig, KafkaConfig, Logger, ProducerConfig } from 'kafkajs'
+import type pg from 'pg'
+import type { Tables } from './db/tables.js'
 import { PgQueueContext } from './client/context.js'
 import { resolveConfig } from './config/resolve.js'
 import type { PgQueueConfig, PgQueueOptions } from './config/types.js'
@@ -46,5 +48,24 @@ export class Kafka {
 
   logger(): Logger {
     return this.rootLogger
+  }
+
+  /**
+   * The pool and table names this Kafka uses (connecting, and migrating when enabled, like a client's connect),
+   * for code that works next to the queue: the schema registry, the operations API, an outbox writer using its own
+   * transactions. Call `release()` when done; the pool closes with the last user.
+   */
+  async database(): Promise<{ pool: pg.Pool; tables: Tables; release(): Promise<void> }> {
+    const db = await this.context.acquire()
+    let released = false
+    return {
+      pool: db.pool,
+      tables: db.tables,
+      release: async () => {
+        if (released) return
+        released = true
+        await this.context.release()
+      },
+    }
   }
 }

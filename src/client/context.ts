@@ -6,6 +6,7 @@ import { Database } from '../db/database.js'
 import { findPendingMigrations, migrate } from '../db/migrator.js'
 import { tablesFor, type Tables } from '../db/tables.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { startMaintenance, type MaintenanceHandle } from '../ops/maintenanceScheduler.js'
 import { ensurePartitions } from '../store/partitions.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
@@ -35,6 +36,7 @@ export class PgQueueContext {
   private embedded?: { stop(): Promise<void> }
   private clientConfig: pg.ClientConfig = {}
   private partitionsCheckedAt = 0
+  private maintenance?: Promise<MaintenanceHandle>
 
   constructor(
     readonly config: PgQueueConfig,
@@ -80,6 +82,10 @@ export class PgQueueContext {
     if (this.refs > 0) return
     const opening = this.opening
     this.opening = undefined
+    const maintenance = this.maintenance
+    this.maintenance = undefined
+    // before the pool closes: a run in progress still uses the database
+    await (await maintenance)?.stop()
     this.database = undefined
     const db = await opening?.catch(() => undefined)
     await db?.pool.end()
@@ -107,6 +113,8 @@ export class PgQueueContext {
       throw err
     }
     this.database = db
+    // one scheduler per Kafka; its advisory lock lets one process in the whole deployment run each round
+    this.maintenance = startMaintenance(this)
     return db
   }
 

@@ -8,7 +8,9 @@ export const DATAHUB_TOPIC_CONTENT_TYPE = 'application/avro'
 
 /** Partition of a routing key: unsigned CRC-32 (java.util.zip.CRC32) of its UTF-8 bytes, modulo the count. */
 export function dataHubPartition(routingKey: string, partitionCount: number): number {
-  if (!Number.isInteger(partitionCount) || partitionCount < 1) throw new RangeError(`partition count must be >= 1, got ${partitionCount}`)
+  if (!Number.isInteger(partitionCount) || partitionCount < 1) {
+    throw new RangeError(`partition count must be >= 1, got ${partitionCount}`)
+  }
   return crc32(routingKey) % partitionCount
 }
 

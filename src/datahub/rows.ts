@@ -67,7 +67,8 @@ export function decodeDataHubRow(row: {
   priority?: number
 }): DecodedDataHubRow {
   const raw = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength)
-  const wire = decodePayload(raw, row.payloadCompression, () => `DataHub row${row.routingKey ? ` with routing key "${row.routingKey}"` : ''}`)
+  const where = () => `DataHub row${row.routingKey ? ` with routing key "${row.routingKey}"` : ''}`
+  const wire = decodePayload(raw, row.payloadCompression, where)
   const { schemaId, body } = decodeWireFormat(wire)
   return {
     routingKey: row.routingKey ?? '',

@@ -71,12 +71,16 @@ export function dataHubCatalogue(options: DataHubSeedOptions = {}): CatalogueRow
 function validate(row: CatalogueRow): CatalogueRow {
   const bad = (what: string, value: unknown) =>
     new KafkaJSNonRetriableError(`DataHub topic ${row.name}: invalid ${what} ${JSON.stringify(value)}`)
-  if (!Number.isInteger(row.partitionCount) || row.partitionCount < 1 || row.partitionCount > 4096) throw bad('partition count', row.partitionCount)
+  if (!Number.isInteger(row.partitionCount) || row.partitionCount < 1 || row.partitionCount > 4096) {
+    throw bad('partition count', row.partitionCount)
+  }
   if (!Number.isInteger(row.retentionMaxAgeSeconds) || row.retentionMaxAgeSeconds < 0 || row.retentionMaxAgeSeconds > 2_147_483_647) {
     throw bad('retentionMaxAgeSeconds', row.retentionMaxAgeSeconds)
   }
   if (!Number.isSafeInteger(row.maxRowsPerTopic) || row.maxRowsPerTopic < 0) throw bad('maxRowsPerTopic', row.maxRowsPerTopic)
-  if (!Number.isSafeInteger(row.maxTotalPayloadBytes) || row.maxTotalPayloadBytes < 0) throw bad('maxTotalPayloadBytes', row.maxTotalPayloadBytes)
+  if (!Number.isSafeInteger(row.maxTotalPayloadBytes) || row.maxTotalPayloadBytes < 0) {
+    throw bad('maxTotalPayloadBytes', row.maxTotalPayloadBytes)
+  }
   return row
 }
 

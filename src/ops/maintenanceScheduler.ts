@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import type { PgQueueContext } from '../client/context.js'
 import type { Tables } from '../db/tables.js'
-import { cronCommand, probePgCron, scheduleCronJob } from '../store/maintenanceCron.js'
+import { cronCommand, cronVacuumCommand, probePgCron, scheduleCronJob } from '../store/maintenanceCron.js'
 import { runMaintenance, type MaintenanceLogger, type MaintenanceOptions } from './maintenance.js'
 
 export type MaintenanceMode = 'in-app' | 'pg_cron' | 'off'
@@ -27,7 +27,8 @@ export interface SchedulerOptions {
 const FIRST_RUN_CAP_MS = 300_000
 /** each interval is stretched or shrunk by up to this fraction */
 const JITTER = 0.1
-const JOB_NAME_MAX = 100
+/** leaves room for the `__vacuum` suffix of the second job */
+const JOB_NAME_MAX = 92
 
 /**
  * Starts maintenance for a connected context: pg_cron when maintenance.cronEnabled and the extension is installed
@@ -60,7 +61,8 @@ async function scheduleWithCron(ctx: PgQueueContext, log: MaintenanceLogger): Pr
     const schedule = cronSchedule(maintenance.intervalSeconds)
     const command = cronCommand(ctx.tables, maintenance.registrationExpirySeconds, maintenance.batchDeleteLimit)
     const id = await scheduleCronJob(ctx.db.pool, name, schedule, command)
-    log.info('Maintenance scheduled with pg_cron', { job: name, jobId: id, schedule })
+    const vacuumId = await scheduleCronJob(ctx.db.pool, `${name}__vacuum`, schedule, cronVacuumCommand(ctx.tables))
+    log.info('Maintenance scheduled with pg_cron', { job: name, jobId: id, vacuumJobId: vacuumId, schedule })
     return true
   } catch (err) {
     log.warn('Could not schedule maintenance with pg_cron; running it in-app', { error: (err as Error).message })

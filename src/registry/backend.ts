@@ -22,22 +22,8 @@ export interface OpenBackend {
 }
 
 export async function openBackend(backend: RegistryBackend): Promise<OpenBackend> {
-  if ('kafka' in backend) {
-    // Same pool, migrations and embedded server as the Kafka's producers and consumers. Bracket access reaches
-    // the private context without widening Kafka's public surface.
-    const context = backend.kafka['context']
-    const db = await context.acquire()
-    let released = false
-    return {
-      pool: db.pool,
-      tables: db.tables,
-      release: async () => {
-        if (released) return
-        released = true
-        await context.release()
-      },
-    }
-  }
+  // same pool, migrations and embedded server as the Kafka's producers and consumers
+  if ('kafka' in backend) return backend.kafka.database()
   const tables = backend.tables ?? tablesFor(backend.schema ?? 'queue', backend.tablePrefix ?? 'metadata_queue')
   return { pool: backend.pool, tables, release: async () => {} }
 }

@@ -9,7 +9,10 @@ import type { SchemaReference } from './types.js'
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 const PRIMITIVES = new Set(['null', 'boolean', 'int', 'long', 'float', 'double', 'bytes', 'string'])
-const TYPE_KEYS = ['type', 'name', 'namespace', 'doc', 'aliases', 'fields', 'symbols', 'items', 'values', 'size', 'default', 'order', 'logicalType', 'precision', 'scale']
+const TYPE_KEYS = [
+  'type', 'name', 'namespace', 'doc', 'aliases', 'fields', 'symbols', 'items', 'values', 'size', 'default', 'order',
+  'logicalType', 'precision', 'scale',
+]
 const FIELD_KEYS = ['name', 'type', 'doc', 'default', 'order', 'aliases']
 
 function isObject(v: Json): v is { [key: string]: Json } {

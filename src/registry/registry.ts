@@ -2,7 +2,7 @@
 // Writers of one subject serialise on a transaction-scoped advisory lock; the global id comes from the unique
 // canonical hash, so concurrent registrations of one schema from any number of processes agree on one id.
 import type pg from 'pg'
-import { Database } from '../db/database.js'
+import { Database, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
 import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
@@ -10,8 +10,10 @@ import {
   insertVersion, listSubjects, listVersions, lockSubject, schemasReferencing, subjectVersions, type VersionRow,
 } from '../store/registryVersions.js'
 import { openBackend, type RegistryBackend } from './backend.js'
-import { compatibilityProblems } from './compatibility.js'
-import { deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility } from './config.js'
+import { compatibilityProblems, type VersionedType } from './compatibility.js'
+import {
+  deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility,
+} from './config.js'
 import { deleteSubject, deleteSubjectVersion } from './deletes.js'
 import { incompatibleSchema, invalidSchema, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
 import { SchemaResolver, type PreparedSchema } from './resolver.js'
@@ -56,11 +58,13 @@ export class PgSchemaRegistry {
       const live = await subjectVersions(client, this.tables, subject, false)
       const same = live.find((v) => v.hash === prepared.hash)
       if (same) return { id: same.id, version: same.version }
-      const level = await this.effectiveCompatibility(subject)
-      const problems = compatibilityProblems(level, prepared.type, await this.typed(live))
+      // every read below goes through the transaction's client: a second pooled connection could deadlock the pool
+      const level = await this.effectiveCompatibility(subject, client)
+      const problems = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, live), client))
       if (problems.length > 0) {
         throw incompatibleSchema(
-          `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); details: ${problems.join('; ')}`,
+          `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); ` +
+            `details: ${problems.join('; ')}`,
         )
       }
       const id = await this.schemaIdFor(client, prepared)
@@ -119,7 +123,9 @@ export class PgSchemaRegistry {
   }
 
   /** GET /schemas: versions of every subject, filtered and paged. */
-  async listSchemas(opts: { prefix?: string; deleted?: boolean; latestOnly?: boolean; offset?: number; limit?: number } = {}): Promise<SubjectVersion[]> {
+  async listSchemas(
+    opts: { prefix?: string; deleted?: boolean; latestOnly?: boolean; offset?: number; limit?: number } = {},
+  ): Promise<SubjectVersion[]> {
     const rows = await listVersions(this.pool, this.tables, {
       prefix: opts.prefix ?? '',
       deleted: opts.deleted ?? false,
@@ -131,7 +137,11 @@ export class PgSchemaRegistry {
   }
 
   /** POST /compatibility/subjects/{s}/versions[/{v}]: without a version, as registration would check. */
-  async testCompatibility(subject: string, selector: VersionSelector | undefined, input: SchemaInput): Promise<{ compatible: boolean; messages: string[] }> {
+  async testCompatibility(
+    subject: string,
+    selector: VersionSelector | undefined,
+    input: SchemaInput,
+  ): Promise<{ compatible: boolean; messages: string[] }> {
     const prepared = await this.resolver.prepare(input)
     const level = await this.effectiveCompatibility(subject)
     let against: VersionRow[]
@@ -141,7 +151,7 @@ export class PgSchemaRegistry {
       const chosen = await this.version(subject, selector)
       against = [{ ...chosen, hash: '' }]
     }
-    const messages = compatibilityProblems(level, prepared.type, await this.typed(against))
+    const messages = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, against)))
     return { compatible: messages.length === 0, messages }
   }
 
@@ -172,10 +182,10 @@ export class PgSchemaRegistry {
   }
 
   /** The level that applies to a subject: its own, else the global one, else BACKWARD. */
-  async effectiveCompatibility(subject: string): Promise<CompatibilityLevel> {
+  async effectiveCompatibility(subject: string, db: Queryable = this.pool): Promise<CompatibilityLevel> {
     return (
-      (await getCompatibility(this.pool, this.tables, subject)) ??
-      (await getCompatibility(this.pool, this.tables, GLOBAL_SUBJECT)) ??
+      (await getCompatibility(db, this.tables, subject)) ??
+      (await getCompatibility(db, this.tables, GLOBAL_SUBJECT)) ??
       DEFAULT_COMPATIBILITY
     )
   }
@@ -187,8 +197,11 @@ export class PgSchemaRegistry {
     return versions
   }
 
-  private async typed(versions: VersionRow[]) {
-    return Promise.all(versions.map(async (v) => ({ version: v.version, type: await this.resolver.typeOf(v.id) })))
+  /** Parsed types of the versions, one at a time (a transaction's client runs one query at a time anyway). */
+  private async typed(versions: VersionRow[], db: Queryable = this.pool): Promise<VersionedType[]> {
+    const out: VersionedType[] = []
+    for (const v of versions) out.push({ version: v.version, type: await this.resolver.typeOf(v.id, db) })
+    return out
   }
 
   /** The global id of a schema: existing row, else a new one; a concurrent winner's id when we lose the race. */
@@ -209,6 +222,12 @@ function checkSubject(subject: string): void {
   if (typeof subject !== 'string' || subject.length === 0 || /[\u0000-\u001f]/.test(subject)) {
     throw invalidSchema(`Invalid subject ${JSON.stringify(subject)}`)
   }
+}
+
+/** Only the versions a level compares with need parsing. */
+function comparedWith(level: CompatibilityLevel, live: VersionRow[]): VersionRow[] {
+  if (level === 'NONE') return []
+  return level.endsWith('_TRANSITIVE') ? live : live.slice(-1)
 }
 
 function withoutHash(v: VersionRow): SubjectVersion {

@@ -37,11 +37,14 @@ export class SchemaResolver {
     return { schemaType: 'AVRO', canonical, hash: schemaHash('AVRO', canonical, references), references, type }
   }
 
-  /** The parsed schema of a stored id (soft-deleted or unused ids too). */
-  typeOf(id: number): Promise<Type> {
+  /**
+   * The parsed schema of a stored id (soft-deleted or unused ids too). Inside a transaction pass its client:
+   * waiting for a second pooled connection while holding one can exhaust the pool.
+   */
+  typeOf(id: number, db: Queryable = this.db): Promise<Type> {
     let cached = this.types.get(id)
     if (!cached) {
-      cached = this.load(id)
+      cached = this.load(id, db)
       cached.catch(() => this.types.delete(id))
       if (this.types.size >= MAX_CACHED) this.types.delete(this.types.keys().next().value as number)
       this.types.set(id, cached)
@@ -49,22 +52,29 @@ export class SchemaResolver {
     return cached
   }
 
-  private async load(id: number): Promise<Type> {
-    const row = await findSchemaById(this.db, this.tables, id, true)
+  private async load(id: number, db: Queryable): Promise<Type> {
+    const row = await findSchemaById(db, this.tables, id, true)
     if (!row) throw new Error(`schema id ${id} vanished while in use`)
-    return parseAvro(row.schema, await this.dependencies(row.references))
+    return parseAvro(row.schema, await this.dependencies(row.references, db))
   }
 
   /** Schema texts of every referenced version, each after its own references, once each. */
-  private async dependencies(refs: readonly SchemaReference[], seen = new Set<number>(), out: string[] = []): Promise<string[]> {
+  private async dependencies(
+    refs: readonly SchemaReference[],
+    db: Queryable = this.db,
+    seen = new Set<number>(),
+    out: string[] = [],
+  ): Promise<string[]> {
     for (const ref of refs) {
-      const version = await subjectVersion(this.db, this.tables, ref.subject, ref.version)
+      const version = await subjectVersion(db, this.tables, ref.subject, ref.version)
       if (!version) {
-        throw invalidSchema(`Invalid schema: reference "${ref.name}" names subject "${ref.subject}" version ${ref.version}, which does not exist`)
+        throw invalidSchema(
+          `Invalid schema: reference "${ref.name}" names subject "${ref.subject}" version ${ref.version}, which does not exist`,
+        )
       }
       if (seen.has(version.id)) continue
       seen.add(version.id)
-      await this.dependencies(version.references, seen, out)
+      await this.dependencies(version.references, db, seen, out)
       out.push(version.schema)
     }
     return out
@@ -72,7 +82,9 @@ export class SchemaResolver {
 }
 
 function validateInput(input: unknown): { schema: string; references: SchemaReference[] } {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) throw invalidSchema('Invalid schema: the body must be a JSON object')
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw invalidSchema('Invalid schema: the body must be a JSON object')
+  }
   const { schema, schemaType, references } = input as Record<string, unknown>
   const type = schemaType === undefined || schemaType === null || schemaType === '' ? 'AVRO' : schemaType
   if (type === 'JSON' || type === 'PROTOBUF') {

@@ -22,6 +22,14 @@ export function cronCommand(t: Tables, expirySeconds: number, batchDeleteLimit: 
   return `CALL ${proc}(p_expiry_seconds => ${Math.trunc(expirySeconds)}, p_batch => ${Math.trunc(batchDeleteLimit)})`
 }
 
+/**
+ * VACUUM of the message partitions (through the parent) and the lease table, as a job of its own: a procedure
+ * cannot run VACUUM, and deleted rows' space is only reused once it has run.
+ */
+export function cronVacuumCommand(t: Tables): string {
+  return `VACUUM (SKIP_LOCKED) ${t.message}, ${t.messageGroupLease}`
+}
+
 /** Creates or updates (same name) the job; returns its id. */
 export async function scheduleCronJob(db: Queryable, name: string, schedule: string, command: string): Promise<string> {
   const res = await db.query<{ id: string }>('SELECT cron.schedule($1, $2, $3)::text AS id', [name, schedule, command])
