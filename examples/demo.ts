@@ -34,7 +34,13 @@ async function main(): Promise<void> {
         }),
       )
     })
-    await done
+    // fail instead of hanging if the messages never arrive
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      done,
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('demo: messages did not arrive within 30 s')), 30_000))),
+    ])
+    clearTimeout(timer)
     await consumer.stop()
     const offsets = await admin.fetchOffsets({ groupId: 'demo-group', topics: [topic] })
     console.log('committed offsets', JSON.stringify(offsets[0].partitions.map((p) => [p.partition, p.offset])))

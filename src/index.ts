@@ -4,7 +4,12 @@ import { registerSnappyCodec } from './kafkajs/exports.js'
 export { Kafka, type PgQueueKafkaConfig } from './kafka.js'
 export { createKafka } from './transport.js'
 export type { PgQueueProducer } from './producer/index.js'
-export type { PgQueueConfig, PgQueueOptions, PriorityBand, Transport } from './config/types.js'
+export type {
+  PgQueueConfig, PgQueueOptions, PriorityBand, Transport, ConnectionConfig, PoolConfig, TopicDefaults, ConsumerPollConfig,
+  MaintenanceConfig, PartitioningConfig, EmbeddedConfig, PayloadCompression,
+} from './config/types.js'
+export type { Queryable } from './db/database.js'
+export type { PgQueueMessage } from './kafkajs/messageValidation.js'
 export {
   PgSchemaRegistry, createSchemaRegistryServer, startSchemaRegistry, createAvroCodec, encodeWireFormat, decodeWireFormat,
   SchemaRegistryError, REGISTRY_CONTENT_TYPE, COMPATIBILITY_LEVELS,

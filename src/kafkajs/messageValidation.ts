@@ -31,8 +31,8 @@ export interface ValidationOptions {
   maxMessageBytes?: number
 }
 
-/** A producer message plus the extension field we understand. */
-export type ProducerMessage = Message & { priority?: number }
+/** A producer message plus the extension field we understand: priority 0 (first) .. 9, default 5. */
+export type PgQueueMessage = Message & { priority?: number }
 
 export interface TopicMessagesInput {
   topic?: unknown
