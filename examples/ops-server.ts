@@ -8,7 +8,7 @@
 //
 // transports: pgqueue kafka
 import { createKafka, Kafka, logLevel } from '../src/index.js'
-import { attachConsumerMetrics, attachProducerMetrics, startOpsServer, trackConsumer } from '../src/ops/index.js'
+import { attachConsumerMetrics, attachProducerMetrics, startOpsServer, trackConsumer } from '../src/index.js'
 
 async function main(): Promise<void> {
   const keepRunning = process.argv.includes('--keep-running')

@@ -9,6 +9,7 @@ export type {
   MaintenanceConfig, PartitioningConfig, EmbeddedConfig, PayloadCompression,
 } from './config/types.js'
 export type { Queryable } from './db/database.js'
+export { createRoles, roleNames, type QueueRoles, type RoleOptions } from './db/roles.js'
 export type { PgQueueMessage } from './kafkajs/messageValidation.js'
 export {
   PgSchemaRegistry, createSchemaRegistryServer, startSchemaRegistry, createAvroCodec, encodeWireFormat, decodeWireFormat,
@@ -22,6 +23,8 @@ export {
   type DataHubSeedOptions, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow, type SeededTopic,
 } from './datahub/index.js'
 export { runMaintenance, type MaintenanceReport } from './ops/maintenance.js'
+// operations: health, lag, offset reset, registrations, metrics, the HTTP API (docs/operations.md)
+export * from './ops/index.js'
 
 // KafkaJS ships Snappy as "not implemented"; both transports get a working codec from importing this package.
 registerSnappyCodec()

@@ -6,6 +6,7 @@ import { Database } from '../db/database.js'
 import { findPendingMigrations, migrate } from '../db/migrator.js'
 import { tablesFor, type Tables } from '../db/tables.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import type { MaintenanceReport } from '../ops/maintenance.js'
 import { startMaintenance, type MaintenanceHandle } from '../ops/maintenanceScheduler.js'
 import { ensurePartitions } from '../store/partitions.js'
 import { TopicCache } from './topicCache.js'
@@ -37,6 +38,7 @@ export class PgQueueContext {
   private clientConfig: pg.ClientConfig = {}
   private partitionsCheckedAt = 0
   private maintenance?: Promise<MaintenanceHandle>
+  private readonly maintenanceListeners = new Set<(report: MaintenanceReport) => void>()
 
   constructor(
     readonly config: PgQueueConfig,
@@ -62,6 +64,12 @@ export class PgQueueContext {
     if (Date.now() - this.partitionsCheckedAt < PARTITION_CHECK_INTERVAL_MS) return
     this.partitionsCheckedAt = Date.now()
     await ensurePartitions(this.db.pool, this.tables)
+  }
+
+  /** Reports of the in-app maintenance runs of this client (the operations metrics count them). */
+  onMaintenanceReport(listener: (report: MaintenanceReport) => void): () => void {
+    this.maintenanceListeners.add(listener)
+    return () => this.maintenanceListeners.delete(listener)
   }
 
   async acquire(): Promise<Database> {
@@ -114,7 +122,7 @@ export class PgQueueContext {
     }
     this.database = db
     // one scheduler per Kafka; its advisory lock lets one process in the whole deployment run each round
-    this.maintenance = startMaintenance(this)
+    this.maintenance = startMaintenance(this, { onReport: (r) => this.maintenanceListeners.forEach((listen) => listen(r)) })
     return db
   }
 

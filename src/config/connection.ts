@@ -20,19 +20,24 @@ const EXPECTED_URL = 'a postgres://, postgresql:// or jdbc:postgresql://host[:po
  * Converts jdbc:postgresql://host:port/db?params (or jdbc:postgresql:db, meaning localhost) to postgres://,
  * keeping only parameters pg understands. postgres:// and postgresql:// URLs pass through unchanged.
  */
+/** The URL as it may appear in an error: the password (after user: and in password=) masked. */
+function masked(raw: string): string {
+  return raw.replace(/(\/\/[^/:@]*:)[^@/]*@/, '$1***@').replace(/(password=)[^&]*/gi, '$1***')
+}
+
 export function toPostgresUrl(raw: string, where: string): string {
   const value = raw.trim()
   if (/^postgres(ql)?:\/\//i.test(value)) {
-    if (!URL.canParse(value)) return invalid(where, raw, EXPECTED_URL)
+    if (!URL.canParse(value)) return invalid(where, masked(raw), EXPECTED_URL)
     return value
   }
   const jdbc = /^jdbc:postgresql:(.*)$/i.exec(value)
-  if (!jdbc) return invalid(where, raw, EXPECTED_URL)
+  if (!jdbc) return invalid(where, masked(raw), EXPECTED_URL)
   const rest = jdbc[1]!
   const authority = rest.startsWith('//') ? rest.slice(2) : `localhost/${rest.replace(/^\/+/, '')}`
   // JDBC allows host1:5432,host2:5432 failover lists; pg connects to one host only.
-  if (/^[^/?]*,/.test(authority)) return invalid(where, raw, `${EXPECTED_URL} with a single host (pg does not support host lists)`)
-  if (!URL.canParse(`postgres://${authority}`)) return invalid(where, raw, EXPECTED_URL)
+  if (/^[^/?]*,/.test(authority)) return invalid(where, masked(raw), `${EXPECTED_URL} with a single host (pg does not support host lists)`)
+  if (!URL.canParse(`postgres://${authority}`)) return invalid(where, masked(raw), EXPECTED_URL)
   const url = new URL(`postgres://${authority}`)
   const kept = new URLSearchParams()
   for (const [key, val] of url.searchParams) {

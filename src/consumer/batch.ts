@@ -12,6 +12,7 @@ export interface DeliveredMessage {
   message: KafkaMessage
   seq: bigint
   priority: number
+  enqueuedAtMs: number
 }
 
 export function toKafkaMessage(row: FetchedRow, topic: string, partition: number): DeliveredMessage {
@@ -41,7 +42,7 @@ export function toKafkaMessage(row: FetchedRow, topic: string, partition: number
     batchContext: null,
     size: row.payloadBytes,
   } as unknown as KafkaMessage
-  return { message, seq, priority: row.priority }
+  return { message, seq, priority: row.priority, enqueuedAtMs: Number(row.enqueuedAtMs) }
 }
 
 /** KafkaJS's Batch over delivered messages; offsets are strings as in KafkaJS. */

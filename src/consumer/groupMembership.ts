@@ -70,6 +70,11 @@ export class GroupMembership {
     return undefined
   }
 
+  /** The subscription's reset rule for a topic: true = earliest, false = latest. */
+  fromBeginning(topic: string): boolean {
+    return this.o.subscriptions.get(topic)?.fromBeginning ?? false
+  }
+
   /** Someone joined or left: re-read the group at the next opportunity. */
   markChanged(): void {
     this.needsSync = true
@@ -198,7 +203,7 @@ export class GroupMembership {
   /** Where to start on partitions just taken: the committed offset, reset when it is past the end of the log. */
   private async start(fresh: Array<PartitionRef & { topic: string }>): Promise<void> {
     const { ctx, groupId, logger } = this.o
-    const claims = fresh.map((f) => ({ ...f, fromBeginning: this.o.subscriptions.get(f.topic)?.fromBeginning ?? false }))
+    const claims = fresh.map((f) => ({ ...f, fromBeginning: this.fromBeginning(f.topic) }))
     const positions = await claimStartPositions(ctx.db.pool, ctx.tables, groupId, claims)
     for (const pos of positions) {
       const claim = claims.find((c) => c.topicId === pos.topicId && c.partition === pos.partition)!

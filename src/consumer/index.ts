@@ -13,8 +13,11 @@ import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { consumerEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
+import { validateTopicName } from '../kafkajs/messageValidation.js'
 import { newTopicFromDefaults } from '../producer/index.js'
 import { listTopics } from '../store/topics.js'
+import { consumerRegistryFor } from '../ops/consumerRegistry.js'
+import { OBSERVE_BATCHES, type BatchObservable, type BatchObserver } from '../ops/hooks.js'
 import { GroupMembership, type Subscription } from './groupMembership.js'
 import { PauseRegistry } from './pauseRegistry.js'
 import { Runner } from './runner.js'
@@ -29,6 +32,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   const emitter = createInstrumentationEmitter(consumerEvents, { logger, clientName: 'consumer' })
   const subscriptions = new Map<string, Subscription>()
   const paused = new PauseRegistry()
+  const observers = new Set<BatchObserver>()
   let connected = false
   let runner: Runner | undefined
   let membership: GroupMembership | undefined
@@ -71,6 +75,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       maxBytesPerPartition: settings.maxBytesPerPartition,
       retry: settings.retry,
       onCrash: (e) => void onCrash(e, run),
+      observers,
     })
     membership = m
     runner = r
@@ -118,7 +123,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     return { runner, membership }
   }
 
-  const consumer: Consumer = {
+  const consumer: Consumer & BatchObservable = {
     connect: async () => {
       if (connected) return
       try {
@@ -146,6 +151,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
         if (typeof t !== 'string' && !(t instanceof RegExp)) {
           throw new KafkaJSNonRetriableError(`Invalid topic ${t} (${typeof t}), the topic name has to be a String or a RegExp`)
         }
+        if (typeof t === 'string') validateTopicName(t)
       }
       // a RegExp matches the topics that exist now, as in KafkaJS
       const existing = wanted.some((t) => t instanceof RegExp) ? (await listTopics(ctx.db.pool, ctx.tables)).map((r) => r.name) : []
@@ -211,7 +217,13 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     events: consumerEvents,
     on: (eventName, listener) => emitter.on(eventName, listener as never),
     logger: () => logger,
+    [OBSERVE_BATCHES]: (observer: BatchObserver) => {
+      observers.add(observer)
+      return () => observers.delete(observer)
+    },
   }
+  // the health check follows every consumer of this Kafka (ops/health.ts)
+  consumerRegistryFor(ctx).track(consumer, groupId)
   return consumer
 }
 

@@ -5,10 +5,12 @@ import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { createRetrier, isRetriableHandlerError } from '../kafkajs/retry.js'
-import { fetchPartitions, type FetchedRow } from '../store/fetch.js'
+import { fetchPartitions, type FetchedPartition, type FetchedRow } from '../store/fetch.js'
+import { protocolError } from '../kafkajs/protocolErrors.js'
 import { commitOffsets } from '../store/offsets.js'
 import { topicWatermarks } from '../store/topics.js'
 import { createBatch, toKafkaMessage, type DeliveredMessage } from './batch.js'
+import type { BatchObserver } from '../ops/hooks.js'
 import type { GroupMembership } from './groupMembership.js'
 import type { PartitionState } from './partitionState.js'
 import type { PauseRegistry } from './pauseRegistry.js'
@@ -31,6 +33,8 @@ export interface RunnerOptions {
   maxBytesPerPartition: number
   retry: RetryOptions
   onCrash: (error: Error) => void
+  /** told about every handled batch (queue-time metrics); a throwing observer is ignored */
+  observers?: ReadonlySet<BatchObserver>
 }
 
 interface PartitionBatch {
@@ -38,12 +42,21 @@ interface PartitionBatch {
   delivered: DeliveredMessage[]
 }
 
+/** The next round's fetch, issued while the current round's batches are processed. */
+interface Prefetch {
+  states: PartitionState[]
+  /** each state's fetch positions when the fetch was issued: the rows are valid only if nothing moved them */
+  positions: bigint[][]
+  result: Promise<Array<FetchedPartition | null> | undefined>
+}
+
 /**
  * The fetch loop: one statement fetches every held partition, batches run through eachMessage / eachBatch with
- * at most `concurrency` partitions at a time, resolved offsets are committed per batch. Between rounds the
- * member heartbeats (and rebalances); when there is nothing to do it sleeps until a NOTIFY, a group change or
- * maxWaitTimeInMs. Handler failures follow KafkaJS: commit what was resolved, refetch from there with backoff,
- * and crash once the retries are spent.
+ * at most `concurrency` partitions at a time, resolved offsets are committed per batch. While a round's batches
+ * are processed the next round is already being fetched (used only if nothing moved the partitions meanwhile).
+ * Between rounds the member heartbeats (and rebalances); when there is nothing to do it sleeps until a NOTIFY, a
+ * group change or maxWaitTimeInMs. Handler failures follow KafkaJS: commit what was resolved, refetch from there
+ * with backoff, and crash once the retries are spent.
  */
 export class Runner {
   running = false
@@ -51,6 +64,7 @@ export class Runner {
   private wake?: () => void
   private notified = false
   private lastCommitAt = Date.now()
+  private prefetch?: Prefetch
   private readonly unsubscribe: Array<() => void> = []
 
   constructor(private readonly o: RunnerOptions) {}
@@ -102,6 +116,7 @@ export class Runner {
     await this.loop
     this.unsubscribe.splice(0).forEach((off) => off())
     if (this.o.ctx.config.listen) await this.o.ctx.wakeups.stop()
+    this.prefetch = undefined
     if (!wasRunning) return
     try {
       if (this.o.autoCommit) await this.commit([...this.o.membership.partitions.values()])
@@ -118,6 +133,8 @@ export class Runner {
 
   private async consume(): Promise<void> {
     while (this.running) {
+      // a NOTIFY after this point makes the loop fetch again instead of sleeping (a prefetch issued before it is
+      // only used when it has rows, and then another fetch follows anyway)
       this.notified = false
       await this.o.membership.sync()
       if (!this.running) return
@@ -148,13 +165,14 @@ export class Runner {
   }
 
   private async fetchRound(): Promise<PartitionBatch[]> {
-    const { ctx, membership, emitter, paused } = this.o
+    const { membership, emitter, paused } = this.o
     const states = [...membership.partitions.values()].filter((s) => !s.revoked && !paused.isPaused(s.topic, s.partition))
     await this.applySeeks(states)
+    const prefetched = await this.takePrefetch(states)
     if (states.length === 0) return []
     const started = Date.now()
     emitter.emit(consumerEvents.FETCH_START, { nodeId: 'pgqueue' })
-    const fetched = await fetchPartitions(ctx.db.pool, ctx.tables, states, ctx.config.consumerPoll.maxBatchMessages)
+    const fetched = prefetched ?? (await this.fetch(states))
     emitter.emit(consumerEvents.FETCH, { numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length, duration: Date.now() - started, nodeId: 'pgqueue' })
     const batches: PartitionBatch[] = []
     fetched.forEach((f, i) => {
@@ -167,7 +185,37 @@ export class Runner {
       for (const d of delivered) state.delivered(d.seq, d.priority)
       batches.push({ state, delivered })
     })
+    // fetch the next round while this one is processed
+    if (batches.length > 0 && this.running) {
+      const result = this.fetch(states).catch(() => undefined)
+      this.prefetch = { states, positions: states.map((s) => [...s.positions]), result }
+    }
     return batches
+  }
+
+  private fetch(states: PartitionState[]): Promise<Array<FetchedPartition | null>> {
+    const { ctx } = this.o
+    return fetchPartitions(ctx.db.pool, ctx.tables, states, ctx.config.consumerPoll.maxBatchMessages)
+  }
+
+  /**
+   * The prefetched round, if it is still exactly what a fetch now would ask for: the same partitions, none of them
+   * moved since (rewind after a failure or pause, seek, revocation) and rows in it. Anything else is discarded and
+   * fetched afresh (an empty prefetch too: it may predate a NOTIFY).
+   */
+  private async takePrefetch(states: PartitionState[]): Promise<Array<FetchedPartition | null> | undefined> {
+    const pre = this.prefetch
+    this.prefetch = undefined
+    if (!pre) return undefined
+    const result = await pre.result
+    if (!result || pre.states.length !== states.length) return undefined
+    for (let i = 0; i < states.length; i++) {
+      const s = states[i]
+      if (pre.states[i] !== s || s.revoked || s.pendingSeek !== undefined) return undefined
+      const before = pre.positions[i]
+      for (let p = 0; p < before.length; p++) if (before[p] !== s.positions[p]) return undefined
+    }
+    return result.some((f) => f && f.rows.length > 0) ? result : undefined
   }
 
   /**
@@ -200,9 +248,22 @@ export class Runner {
     for (const state of states) {
       if (state.pendingSeek === undefined) continue
       let seq = state.pendingSeek
-      if (seq === -1n || seq === -2n) {
-        const marks = (await topicWatermarks(ctx.db.pool, ctx.tables, state.topicId)).find((w) => w.partition === state.partition)
-        seq = BigInt(seq === -1n ? (marks?.high ?? '0') : (marks?.low ?? '0'))
+      const marks = (await topicWatermarks(ctx.db.pool, ctx.tables, state.topicId)).find((w) => w.partition === state.partition)
+      const [low, high] = [BigInt(marks?.low ?? '0'), BigInt(marks?.high ?? '0')]
+      if (seq === -1n) seq = high
+      else if (seq === -2n) seq = low
+      else if (seq > high) {
+        // past the end of the log the partition would deliver nothing, silently: reset as Kafka does
+        const reset = membership.fromBeginning(state.topic) ? low : high
+        this.o.logger.warn('Seek past the end of the log; resetting', {
+          groupId,
+          topic: state.topic,
+          partition: state.partition,
+          offset: seq.toString(),
+          highWatermark: high.toString(),
+          resetTo: reset.toString(),
+        })
+        seq = reset
       }
       state.seekTo(seq)
       if (autoCommit) {
@@ -297,7 +358,31 @@ export class Runner {
     // messages left unhandled (pause, seek, stop, revoked) are fetched again
     if (resolvedUpTo < delivered.length - 1 && (eachMessage || this.o.paused.isPaused(state.topic, state.partition))) state.rewind()
     emitter.emit(consumerEvents.END_BATCH_PROCESS, { ...info, duration: Date.now() - startedAt })
+    this.observe(state, delivered, startedAt)
     if (this.o.autoCommit) await this.commit([state])
+  }
+
+  private observe(state: PartitionState, delivered: DeliveredMessage[], startedAt: number): void {
+    const { observers, groupId, ctx } = this.o
+    if (!observers || observers.size === 0) return
+    const observation = {
+      topic: state.topic,
+      partition: state.partition,
+      groupId,
+      count: delivered.length,
+      durationMs: Date.now() - startedAt,
+      startedAt,
+      enqueueTimestamps: delivered.map((d) => d.enqueuedAtMs),
+      priorities: delivered.map((d) => d.priority),
+      bands: delivered.map((d) => bandIndexOf(ctx.config.priorityBands, d.priority)),
+    }
+    for (const observer of observers) {
+      try {
+        observer(observation)
+      } catch {
+        // metrics must never break consumption
+      }
+    }
   }
 
   private async commitIfNecessary(): Promise<void> {
@@ -322,7 +407,8 @@ export class Runner {
         ctx.tables,
         groupId,
         dirty.map((s) => ({ topicId: s.topicId, partition: s.partition, priorityPositions: s.resolved })),
-        { lockOwner: membership.lockOwner, exact: false },
+        // at-least-once needs no WAL flush here: a commit lost in a server crash means redelivery (decision 004)
+        { lockOwner: membership.lockOwner, exact: false, durable: false },
       )
     } catch (e) {
       throw toKafkaJSError(e, 'commit offsets')
@@ -358,17 +444,33 @@ export class Runner {
         metadata: (p as { metadata?: string | null }).metadata ?? null,
       })),
     )
-    const done = await commitOffsets(ctx.db.pool, ctx.tables, groupId, commits.filter((c) => c.topicId !== '0'), {
-      lockOwner: null,
-      exact: true,
-    })
+    const wanted = commits.filter((c) => c.topicId !== '0')
+    let done: Array<{ topicId: string; partition: number; offset: string }>
+    try {
+      // only partitions this member holds: a member that lost one must not move another's progress (even back)
+      done = await commitOffsets(ctx.db.pool, ctx.tables, groupId, wanted, { lockOwner: membership.lockOwner, exact: true })
+    } catch (e) {
+      throw toKafkaJSError(e, 'commit offsets')
+    }
     for (const r of done) membership.partitions.get(`${membership.topicName(r.topicId)}:${r.partition}`)?.committed()
+    const refused = wanted.filter((c) => !done.some((r) => r.topicId === c.topicId && r.partition === c.partition))
     emitter.emit(consumerEvents.COMMIT_OFFSETS, {
       groupId,
       memberId: membership.memberId,
       groupGenerationId: membership.generation,
       topics: groupByTopic(done.map((r) => ({ topic: membership.topicName(r.topicId) ?? r.topicId, partition: r.partition, offset: r.offset }))),
     })
+    if (refused.length > 0) {
+      for (const c of refused) {
+        const state = [...membership.partitions.values()].find((s) => s.topicId === c.topicId && s.partition === c.partition)
+        if (state) state.revoked = true
+      }
+      this.o.logger.warn('Commit refused: this member does not hold these partitions (any more)', {
+        groupId,
+        partitions: refused.map((c) => `${membership.topicName(c.topicId)}:${c.partition}`),
+      })
+      throw protocolError('REBALANCE_IN_PROGRESS')
+    }
   }
 
   uncommittedOffsets(): { topics: TopicOffsets[] } {

@@ -42,6 +42,8 @@ export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings
   }
 }
 
+const MAX_OFFSET = 9_223_372_036_854_775_806n
+
 const isLong = (v: unknown): boolean => {
   try {
     BigInt(v as string)
@@ -65,6 +67,8 @@ export function validateOffsetEntry(
   if (!isLong(offset)) fail(`Invalid offset, expected a long received ${offset}`)
   const value = BigInt(offset)
   if (value < 0n && !(allowSpecial && (value === -1n || value === -2n))) fail('Offset must not be a negative number')
+  // stored as a PostgreSQL bigint seq = offset + 1
+  if (value > MAX_OFFSET) fail(`Invalid offset ${offset}: the largest offset is ${MAX_OFFSET}`)
   if (checkMetadata && metadata !== undefined && metadata !== null && typeof metadata !== 'string') {
     fail(`Invalid offset metadata, expected string or null, received ${metadata}`)
   }

@@ -35,7 +35,8 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
       // leave host, port, user, database and password unset: pg reads PG* itself
       if (connection.user !== undefined) poolConfig.user = connection.user
       if (connection.password !== undefined) poolConfig.password = connection.password
-      if (connection.ssl !== undefined) poolConfig.ssl = connection.ssl
+      // a copy: the config is frozen and pg writes into the ssl object (mutual TLS)
+      if (connection.ssl !== undefined) poolConfig.ssl = typeof connection.ssl === 'object' ? { ...connection.ssl } : connection.ssl
       const env = process.env
       log(
         `PostgreSQL: ${env.PGHOST ?? 'localhost'}:${env.PGPORT ?? 5432}/${env.PGDATABASE ?? '(default)'} as ${
@@ -49,7 +50,8 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
         throw new Error(`connection source '${connection.source}' has no connection string`)
       }
       poolConfig.connectionString = applyOverrides(connection.connectionString, connection)
-      if (connection.ssl !== undefined) poolConfig.ssl = connection.ssl
+      // a copy: the config is frozen and pg writes into the ssl object (mutual TLS)
+      if (connection.ssl !== undefined) poolConfig.ssl = typeof connection.ssl === 'object' ? { ...connection.ssl } : connection.ssl
       const who = connection.user !== undefined ? ` as ${connection.user}` : ''
       log(`PostgreSQL: ${redactConnectionString(connection.connectionString)}${who} (${connection.source})`)
       return { poolConfig }

@@ -171,7 +171,9 @@ export async function migrate(client: ClientBase, opts: MigrateOptions): Promise
   try {
     // lock first: CREATE SCHEMA IF NOT EXISTS itself races (unique violation) between sessions
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema, prefix)])
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`)
+    // CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists: a role that owns the
+    // schema but may not create schemas (the admin role of docs/security.md) must still be able to migrate
+    if (!(await schemaExists(client, schema))) await client.query(`CREATE SCHEMA ${quoteIdent(schema)}`)
     await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`)
     await client.query(ledgerDdl(ledger))
     const { rows } = await client.query<LedgerRow>(

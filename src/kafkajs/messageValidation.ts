@@ -117,6 +117,16 @@ export function validateClientId(clientId: unknown): asserts clientId is string 
   if (CONTROL_CHARS.test(clientId)) fail(`Invalid clientId ${JSON.stringify(clientId)}: must not contain control characters`)
 }
 
+/** A transactional id is stored as text: a non-empty, well-formed string without control characters. */
+export function validateTransactionalId(id: unknown): asserts id is string | undefined {
+  if (id === undefined) return
+  if (typeof id !== 'string' || id.length === 0) return fail(`Invalid transactionalId: expected a non-empty string, got ${describe(id)}`)
+  if (id.length > MAX_GROUP_ID_LENGTH) fail(`Invalid transactionalId: must be at most ${MAX_GROUP_ID_LENGTH} characters, got ${id.length}`)
+  if (CONTROL_CHARS.test(id) || !id.isWellFormed()) {
+    fail(`Invalid transactionalId ${JSON.stringify(id)}: must be well-formed Unicode without control characters`)
+  }
+}
+
 /** The checks kafkajs's producer makes, in its order and with its messages. */
 function kafkajsChecks(topicMessages: readonly unknown[]): void {
   if (topicMessages.some((tm) => !(tm as TopicMessagesInput | null)?.topic)) fail('Invalid topic')
@@ -142,6 +152,10 @@ function normalizeHeaders(headers: unknown, where: string): HeaderPair[] {
   }
   const pairs: HeaderPair[] = []
   for (const [name, raw] of Object.entries(headers)) {
+    // header names are stored as JSON text: PostgreSQL refuses NUL and unpaired surrogates there
+    if (name.includes('\0') || !name.isWellFormed()) {
+      fail(`Invalid header name ${JSON.stringify(name)} ${where}: it must be well-formed Unicode without NUL characters`)
+    }
     const values: unknown[] = Array.isArray(raw) ? raw : [raw]
     for (const v of values) {
       // kafkajs would send a null-valued header; the DataHub header JSON has no null, so we drop it.

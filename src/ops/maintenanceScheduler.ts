@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import type { PgQueueContext } from '../client/context.js'
 import type { Tables } from '../db/tables.js'
 import { cronCommand, cronVacuumCommand, probePgCron, scheduleCronJob } from '../store/maintenanceCron.js'
-import { runMaintenance, type MaintenanceLogger, type MaintenanceOptions } from './maintenance.js'
+import { runMaintenance, type MaintenanceLogger, type MaintenanceOptions, type MaintenanceReport } from './maintenance.js'
 
 export type MaintenanceMode = 'in-app' | 'pg_cron' | 'off'
 
@@ -22,6 +22,8 @@ export interface SchedulerOptions {
   /** source of jitter, [0, 1) */
   random?: () => number
   run?: Omit<MaintenanceOptions, 'signal'>
+  /** told about every in-app run's report (metrics) */
+  onReport?: (report: MaintenanceReport) => void
 }
 
 const FIRST_RUN_CAP_MS = 300_000
@@ -85,6 +87,7 @@ function startTimer(ctx: PgQueueContext, log: MaintenanceLogger, opts: Scheduler
     running = runMaintenance(ctx, { ...opts.run, signal: abort.signal })
       .then(
         (report) => {
+          opts.onReport?.(report)
           if (!report.skipped && report.errors.length > 0) log.warn('Maintenance run had errors', { errors: report.errors })
         },
         (err: Error) => log.error('Maintenance run failed', { error: err.message }),

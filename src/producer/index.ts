@@ -7,7 +7,7 @@ import type { Queryable } from '../db/database.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
-import { normalizeProducerBatch } from '../kafkajs/messageValidation.js'
+import { normalizeProducerBatch, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
 import { defaultPartitioner } from '../kafkajs/partitioners.js'
 import { createRetrier } from '../kafkajs/retry.js'
 import type { NewTopic } from '../store/topics.js'
@@ -30,6 +30,7 @@ export function payloadCompressionFor(compression: number | undefined, configure
 }
 
 export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numPartitions?: number): NewTopic {
+  validateTopicName(name)
   const d = ctx.config.topicDefaults
   return {
     name,
@@ -45,6 +46,7 @@ export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numParti
 const recordAsBatch = (r: ProducerRecord): ProducerBatch => ({ acks: r.acks, timeout: r.timeout, compression: r.compression, topicMessages: [r] })
 
 export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: ProducerConfig = {}): PgQueueProducer {
+  validateTransactionalId(config.transactionalId)
   const logger = rootLogger.namespace('Producer')
   const emitter = createInstrumentationEmitter(producerEvents, { logger, clientName: 'producer' })
   const idempotent = config.idempotent ?? false
@@ -96,10 +98,12 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
 
   /** Writes with KafkaJS's retry policy; an idempotent producer's retry after an ambiguous failure is deduplicated. */
   const send = async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
-    const write = async () => {
-      const planned = await plan(batch)
+    // the plan (topic lookup, partitions, sequences) is made once and kept across retries of the write
+    const write = () => {
+      let planned: PartitionBatch[] | undefined
       return retrier(async (bail) => {
         try {
+          planned ??= await plan(batch)
           return await writePlan(ctx, planned)
         } catch (e) {
           const err = toKafkaJSError(e, 'send')

@@ -25,3 +25,32 @@ export function decodePayload(payload: Buffer, code: number, where: () => string
     `Unknown payload_compression ${code} for ${where()}; known codes are 0 (NONE) and 1 (SNAPPY)`,
   )
 }
+
+/** Consecutive values Snappy could not shrink before the encoder stops trying; then it samples one in SAMPLE_EVERY. */
+const MISSES_BEFORE_SKIPPING = 4
+const SAMPLE_EVERY = 64
+
+/**
+ * encodePayload for the values of one send. Snappy on incompressible data (random, encrypted, already compressed
+ * values) is wasted work on every row, so after a few values in a row that did not shrink it only samples one in
+ * SAMPLE_EVERY, and goes back to compressing every value as soon as a sample shrinks. A value left uncompressed
+ * is stored as NONE, which readers handle anyway: this changes storage size at most, never content.
+ */
+export class PayloadEncoder {
+  private misses = 0
+  private skip = 0
+
+  constructor(private readonly compression: PayloadCompression) {}
+
+  encode(value: Buffer): { payload: Buffer; code: number } {
+    if (this.compression !== 'SNAPPY' || value.length <= 32) return { payload: value, code: CODEC_NONE }
+    if (this.skip > 0) {
+      this.skip--
+      return { payload: value, code: CODEC_NONE }
+    }
+    const encoded = encodePayload(value, this.compression)
+    if (encoded.code !== CODEC_NONE) this.misses = 0
+    else if (++this.misses >= MISSES_BEFORE_SKIPPING) this.skip = SAMPLE_EVERY - 1
+    return encoded
+  }
+}

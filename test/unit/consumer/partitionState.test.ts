@@ -13,6 +13,7 @@ const row = (seq: number, extra: Partial<FetchedRow> = {}): FetchedRow => ({
   compression: 0,
   headers: null,
   timestampMs: '1700000000000',
+  enqueuedAtMs: '1700000000000',
   payloadBytes: 2,
   ...extra,
 })

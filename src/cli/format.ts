@@ -1,0 +1,45 @@
+import type { Writable } from 'node:stream'
+
+export type Cell = string | number | boolean | null | undefined
+
+/** A plain-text table: headers upper-cased, columns padded, numbers right-aligned. */
+export function table(headers: string[], rows: Cell[][]): string {
+  const text = rows.map((r) => r.map((c) => (c === null || c === undefined ? '-' : String(c))))
+  const numeric = headers.map((_, i) => rows.length > 0 && rows.every((r) => typeof r[i] === 'number' || r[i] === null || r[i] === undefined))
+  const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => r[i]!.length)))
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+  return `${[line(headers.map((h) => h.toUpperCase())), ...text.map(line)].join('\n')}\n`
+}
+
+export function writeJson(out: Writable, value: unknown): void {
+  out.write(`${JSON.stringify(value, null, 2)}\n`)
+}
+
+/**
+ * Progress on stderr for long operations: rewritten in place on a terminal, at most one line per interval
+ * otherwise, so piped logs stay short.
+ */
+export function progress(err: Writable & { isTTY?: boolean }, intervalMs = 1000): { update(text: string): void; done(text?: string): void } {
+  let last = 0
+  let shown = false
+  return {
+    update(text) {
+      const now = Date.now()
+      if (now - last < intervalMs) return
+      last = now
+      shown = true
+      err.write(err.isTTY ? `\r${text}\u001b[K` : `${text}\n`)
+    },
+    done(text) {
+      if (shown && err.isTTY) err.write('\r\u001b[K')
+      if (text) err.write(`${text}\n`)
+    },
+  }
+}
+
+/** Millisecond timestamps as ISO strings for tables. */
+export const isoTime = (ms: number | null | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null)

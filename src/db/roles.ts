@@ -1,0 +1,216 @@
+// Least-privilege roles for one queue schema + table prefix, created on request (opt-in): never by `migrate`, because
+// roles are cluster-wide, CREATE ROLE needs a privilege application users usually lack, and a DBA decides who owns
+// what. Idempotent: run it after every migration (new tables and functions get their grants).
+//
+//   <rolePrefix>_writer  produce: read the topic catalogue, allocate sequence numbers, insert messages, idempotent and
+//                        transactional producer state; optionally create topics (KafkaJS's allowAutoTopicCreation)
+//   <rolePrefix>_reader  consume and commit: read messages, group membership, partition leases, committed offsets
+//   <rolePrefix>_admin   owns the schema and everything in it: migrations (DDL), topic admin, retention/maintenance
+//
+// The three are NOLOGIN group roles: grant them to login roles (`GRANT app_writer TO billing_service`). Neither
+// writer nor reader owns anything, so neither can DROP, ALTER or TRUNCATE; writer cannot read messages or commit
+// offsets; reader cannot write messages. The functions the runtime calls that create objects (message partitions)
+// or renumber rows at commit (deferred sequence numbers) run SECURITY DEFINER as the admin role, with a fixed
+// search_path, so the runtime never needs more than its role.
+import type pg from 'pg'
+import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { quoteIdent, validateSqlName } from './identifiers.js'
+
+export type QueueRole = 'writer' | 'reader' | 'admin'
+
+export interface RoleOptions {
+  schema: string
+  prefix: string
+  /** role names are `<rolePrefix>_writer`, `_reader`, `_admin`; default: the table prefix */
+  rolePrefix?: string
+  /** the writer may create topics (INSERT on the topic catalogue and sequence ledger); default true */
+  writerCreatesTopics?: boolean
+  /**
+   * make the admin role own the schema and every object in it (needed for the admin to run migrations and drop
+   * partitions); default true. With false the admin only gets ALL privileges, which is not enough for DDL.
+   */
+  transferOwnership?: boolean
+  log?: (msg: string) => void
+}
+
+export interface QueueRoles {
+  writer: string
+  reader: string
+  admin: string
+}
+
+type Privilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE'
+
+/**
+ * Table privileges by table suffix (the table is `<prefix>_<suffix>`). Tables a schema does not have (yet) are
+ * skipped. The admin is not listed: it owns everything.
+ */
+export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[]>> = {
+  writer: {
+    schema_migration: ['SELECT'], // the pending-migration check on connect
+    content_type: ['SELECT'],
+    topic: ['SELECT'], // + INSERT with writerCreatesTopics
+    partition_seq: ['SELECT', 'UPDATE'], // allocate seqs; + INSERT with writerCreatesTopics
+    message: ['INSERT'], // never SELECT: a writer cannot read what others wrote
+    producer_sequence: ['SELECT', 'INSERT', 'UPDATE'], // idempotent producer
+    transactional_producer: ['SELECT', 'INSERT', 'UPDATE'], // transactional id epochs (SELECT ... FOR UPDATE)
+  },
+  reader: {
+    schema_migration: ['SELECT'],
+    content_type: ['SELECT'],
+    topic: ['SELECT'],
+    partition_seq: ['SELECT'], // watermarks
+    message: ['SELECT'],
+    consumer_offset: ['SELECT', 'INSERT', 'UPDATE'], // commit, never DELETE (that is admin.deleteGroups)
+    group_member: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // heartbeats expire silent members
+    partition_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+    consumer_registration: ['SELECT', 'INSERT', 'UPDATE'], // DataHub's registration, kept alive by heartbeats
+    message_group_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // DataHub clients' per-message leases and ack markers
+  },
+}
+
+/** Sequences by suffix the writer calls nextval() on (provisional seqs of transactional sends). */
+const WRITER_SEQUENCES = ['provisional_seq']
+
+/** Functions (by suffix) the runtime calls, run as their owner (the admin role). */
+const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq']
+
+/** Functions (by suffix) writer and reader may call. */
+const RUNTIME_FUNCTIONS = ['ensure_partitions', 'partition_floor']
+
+const ROLE_NAME = /^[a-z_][a-z0-9_]*$/
+
+export function roleNames(opts: Pick<RoleOptions, 'prefix' | 'rolePrefix'>): QueueRoles {
+  const base = (opts.rolePrefix ?? opts.prefix).toLowerCase()
+  const names = { writer: `${base}_writer`, reader: `${base}_reader`, admin: `${base}_admin` }
+  for (const name of Object.values(names)) {
+    if (!ROLE_NAME.test(name) || name.length > 63) {
+      throw new KafkaJSNonRetriableError(
+        `Invalid role name ${JSON.stringify(name)} (from rolePrefix ${JSON.stringify(base)}): expected [a-z_][a-z0-9_]* of at most 63 characters`,
+      )
+    }
+  }
+  return names
+}
+
+type Runner = Pick<pg.ClientBase, 'query'>
+
+/**
+ * Creates (if missing) the three roles and (re)applies their grants on the queue schema, in one transaction. Needs a
+ * connection that may CREATE ROLE and owns the schema objects (a superuser or the DBA). The schema must exist
+ * (migrate first). Returns the role names.
+ */
+export async function createRoles(db: pg.Pool | pg.ClientBase, opts: RoleOptions): Promise<QueueRoles> {
+  const schema = validateSqlName('schema', opts.schema)
+  const prefix = validateSqlName('table prefix', opts.prefix)
+  const roles = roleNames({ prefix, rolePrefix: opts.rolePrefix })
+  const log = opts.log ?? (() => undefined)
+  const pooled = 'totalCount' in db
+  const client = pooled ? await (db as pg.Pool).connect() : (db as pg.ClientBase)
+  try {
+    await client.query('BEGIN')
+    try {
+      await apply(client, schema, prefix, roles, opts, log)
+      await client.query('COMMIT')
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw err
+    }
+  } finally {
+    if (pooled) (client as pg.PoolClient).release()
+  }
+  return roles
+}
+
+async function apply(q: Runner, schema: string, prefix: string, roles: QueueRoles, opts: RoleOptions, log: (m: string) => void): Promise<void> {
+  const S = quoteIdent(schema)
+  const W = quoteIdent(roles.writer)
+  const R = quoteIdent(roles.reader)
+  const A = quoteIdent(roles.admin)
+  // two runs at once would race on CREATE ROLE
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`kafkajs-pgqueue:roles:${schema}:${prefix}`])
+  const { rowCount: hasSchema } = await q.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])
+  if (!hasSchema) throw new KafkaJSNonRetriableError(`Schema "${schema}" does not exist: run the migrations first, then create the roles`)
+
+  for (const name of Object.values(roles)) {
+    const { rowCount } = await q.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [name])
+    if (!rowCount) {
+      await q.query(`CREATE ROLE ${quoteIdent(name)} NOLOGIN`)
+      log(`created role ${name}`)
+    }
+  }
+
+  const table = (suffix: string) => `${prefix}_${suffix}`
+  const { rows: relations } = await q.query<{ name: string; kind: string; owned_by_column: boolean }>(
+    `SELECT c.relname AS name, c.relkind::text AS kind,
+            EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i')
+                    AND d.refclassid = 'pg_class'::regclass) AS owned_by_column
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'S') AND NOT c.relispartition`,
+    [schema],
+  )
+  const names = new Set(relations.map((r) => r.name))
+  // functions and procedures (the maintenance procedures); aggregates would need ALTER AGGREGATE, there are none
+  const { rows: functions } = await q.query<{ name: string; signature: string }>(
+    `SELECT p.proname AS name, p.oid::regprocedure::text AS signature
+     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.prokind IN ('f', 'p', 'w')`,
+    [schema],
+  )
+
+  const transfer = opts.transferOwnership ?? true
+  if (transfer) {
+    await q.query(`ALTER SCHEMA ${S} OWNER TO ${A}`)
+    // tables carry their indexes and identity sequences; partitions are altered one by one below
+    const { rows: allTables } = await q.query<{ name: string; kind: string }>(
+      `SELECT c.relname AS name, c.relkind::text AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm')`,
+      [schema],
+    )
+    for (const r of allTables) {
+      const what = r.kind === 'v' ? 'VIEW' : r.kind === 'm' ? 'MATERIALIZED VIEW' : 'TABLE'
+      await q.query(`ALTER ${what} ${S}.${quoteIdent(r.name)} OWNER TO ${A}`)
+    }
+    for (const r of relations.filter((x) => x.kind === 'S' && !x.owned_by_column)) {
+      await q.query(`ALTER SEQUENCE ${S}.${quoteIdent(r.name)} OWNER TO ${A}`)
+    }
+    for (const f of functions) await q.query(`ALTER ROUTINE ${f.signature} OWNER TO ${A}`)
+  }
+
+  // start from nothing, so a second run after a change of options takes privileges away too
+  await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${S} FROM ${W}, ${R}`)
+  await q.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${S} FROM ${W}, ${R}`)
+  await q.query(`REVOKE ALL ON ALL ROUTINES IN SCHEMA ${S} FROM PUBLIC, ${W}, ${R}`)
+  await q.query(`REVOKE ALL ON SCHEMA ${S} FROM PUBLIC, ${W}, ${R}`)
+  await q.query(`GRANT USAGE ON SCHEMA ${S} TO ${W}, ${R}`)
+  await q.query(`GRANT ALL ON SCHEMA ${S} TO ${A}`)
+  await q.query(`GRANT ALL ON ALL TABLES IN SCHEMA ${S} TO ${A}`)
+  await q.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA ${S} TO ${A}`)
+  await q.query(`GRANT ALL ON ALL ROUTINES IN SCHEMA ${S} TO ${A}`)
+
+  const writerGrants: Record<string, Privilege[]> = { ...TABLE_GRANTS.writer }
+  if (opts.writerCreatesTopics ?? true) {
+    writerGrants.topic = [...writerGrants.topic, 'INSERT']
+    writerGrants.partition_seq = [...writerGrants.partition_seq, 'INSERT']
+  }
+  for (const [role, grants] of [
+    [W, writerGrants],
+    [R, TABLE_GRANTS.reader],
+  ] as const) {
+    for (const [suffix, privileges] of Object.entries(grants)) {
+      if (!names.has(table(suffix))) continue
+      await q.query(`GRANT ${privileges.join(', ')} ON ${S}.${quoteIdent(table(suffix))} TO ${role}`)
+    }
+  }
+  for (const suffix of WRITER_SEQUENCES) {
+    if (names.has(table(suffix))) await q.query(`GRANT USAGE, SELECT ON SEQUENCE ${S}.${quoteIdent(table(suffix))} TO ${W}`)
+  }
+  for (const f of functions) {
+    const suffix = f.name.startsWith(`${prefix}_`) ? f.name.slice(prefix.length + 1) : undefined
+    if (suffix === undefined) continue
+    // every definer function pins search_path in its definition (R__partition_functions, V008); only ever as the
+    // admin role: a function still owned by a superuser is never made SECURITY DEFINER
+    if (DEFINER_FUNCTIONS.includes(suffix)) await q.query(`ALTER FUNCTION ${f.signature} ${transfer ? 'SECURITY DEFINER' : 'SECURITY INVOKER'}`)
+    if (RUNTIME_FUNCTIONS.includes(suffix)) await q.query(`GRANT EXECUTE ON FUNCTION ${f.signature} TO ${W}, ${R}`)
+  }
+  log(`granted ${roles.writer}, ${roles.reader}, ${roles.admin} on schema ${schema} (prefix ${prefix})`)
+}

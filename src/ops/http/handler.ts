@@ -1,0 +1,144 @@
+// The operations HTTP API as one node:http request handler: /health, /metrics, DataHub's messaging operations under
+// /openapi/operations/messaging, and an optional schema registry mounted at /schema-registry/api.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { PgQueueContext } from '../../client/context.js'
+import { consumerRegistryFor, type ConsumerRegistry } from '../consumerRegistry.js'
+import { OpsSession, contextOf } from '../context.js'
+import { statusOf } from '../errors.js'
+import { databaseHealth, summarizeHealth, type HealthOptions, type HealthReport } from '../health.js'
+import { consumerLag } from '../lag.js'
+import { createMetrics, type PgQueueMetrics } from '../metrics.js'
+import { errorReply, readJsonObject, send, type Reply } from './io.js'
+import { messagingRoute } from './messaging.js'
+
+export const MESSAGING_BASE = '/openapi/operations/messaging'
+export const REGISTRY_MOUNT = '/schema-registry/api'
+
+/** A node:http-style handler to mount, e.g. createSchemaRegistryServer's; its own base path is honoured. */
+export type MountedHandler = ((req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void) => void) & {
+  readonly basePath?: string
+}
+
+export interface OpsHandlerOptions {
+  /** a pgQueue context; or give `kafka` */
+  ctx?: PgQueueContext
+  /** what createKafka returned: pgQueue gets every endpoint, real Kafka health and metrics only (the rest 503) */
+  kafka?: object
+  registryHandler?: MountedHandler
+  /** prefix of every route, e.g. '/ops'; default none */
+  basePath?: string
+  /** default: fresh metrics in their own registry */
+  metrics?: PgQueueMetrics
+  /** default: the registry of the context (or of `kafka`) */
+  consumers?: ConsumerRegistry
+  health?: Omit<HealthOptions, 'consumers'>
+  /** asked before PUT / POST / DELETE (the mutating operations); false answers 403. There is no other auth. */
+  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>
+  /** unexpected (500) failures, e.g. to log them */
+  onError?: (err: unknown) => void
+}
+
+export interface OpsHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void
+  readonly basePath: string
+  readonly metrics: PgQueueMetrics
+  readonly consumers: ConsumerRegistry
+  /** undefined for the Kafka transport */
+  readonly context: PgQueueContext | undefined
+  health(): Promise<HealthReport>
+  /** releases the database reference the handler took (the mounted registry is left to its owner) */
+  close(): Promise<void>
+}
+
+const normalize = (base = '') => {
+  const trimmed = base.replace(/\/+$/, '')
+  return trimmed === '' ? '' : trimmed.startsWith('/') ? trimmed : `/${trimmed}`
+}
+
+export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
+  const ctx = options.ctx ?? (options.kafka ? contextOf(options.kafka) : undefined)
+  const owner = ctx ?? options.kafka
+  if (!owner) throw new TypeError('createOpsHandler needs `ctx` or `kafka`')
+  const basePath = normalize(options.basePath)
+  const session = ctx ? new OpsSession(ctx) : undefined
+  const metrics = options.metrics ?? createMetrics()
+  const consumers = options.consumers ?? consumerRegistryFor(owner)
+  if (session) metrics.setLagSource(async () => consumerLag(await session.connect()))
+
+  const health = async (): Promise<HealthReport> => {
+    const check = options.health?.consumerHealthCheck
+    if (!session) return summarizeHealth('kafka', undefined, consumers.snapshot(), check)
+    const database = await session.connect().then(
+      (c) => databaseHealth(c, options.health?.timeoutMs),
+      (err: Error) => ({ reachable: false, latencyMs: null, error: err.message }),
+    )
+    return summarizeHealth('pgqueue', database, consumers.snapshot(), check)
+  }
+
+  const route = async (req: IncomingMessage, path: string): Promise<Reply> => {
+    const method = req.method ?? 'GET'
+    if (path === '/health') {
+      if (method !== 'GET') return errorReply(405, 'Method Not Allowed')
+      const report = await health()
+      return { status: report.status === 'UP' ? 200 : 503, json: report }
+    }
+    if (path === '/metrics') {
+      if (method !== 'GET') return errorReply(405, 'Method Not Allowed')
+      return { status: 200, text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }
+    }
+    if (path !== MESSAGING_BASE && !path.startsWith(`${MESSAGING_BASE}/`)) return errorReply(404, `No route for ${path}`)
+    const sub = path.slice(MESSAGING_BASE.length)
+    const found = messagingRoute(method, sub)
+    if (found === undefined) return errorReply(404, `No route for ${path}`)
+    if (found === 'method') return errorReply(405, 'Method Not Allowed')
+    if (!session) {
+      if (sub === '/transport') return { status: 200, json: { transport: 'kafka' } }
+      return errorReply(503, 'No pgQueue store: the messaging transport is kafka')
+    }
+    if (method !== 'GET' && options.authorize && !(await options.authorize(req))) return errorReply(403, 'Forbidden')
+    const url = new URL(req.url ?? '/', 'http://ops')
+    return found(await session.connect(), { method, path: sub, query: url.searchParams, body: () => readJsonObject(req) })
+  }
+
+  const mounted = (req: IncomingMessage, res: ServerResponse, path: string, next?: (err?: unknown) => void): boolean => {
+    const registry = options.registryHandler
+    if (!registry || (path !== REGISTRY_MOUNT && !path.startsWith(`${REGISTRY_MOUNT}/`))) return false
+    const target = normalize(registry.basePath)
+    const mountedAt = basePath + REGISTRY_MOUNT
+    if (target !== mountedAt) req.url = target + (req.url ?? '').slice(mountedAt.length)
+    registry(req, res, next)
+    return true
+  }
+
+  const handler = ((req, res, next) => {
+    const pathname = (req.url ?? '/').split('?')[0]!
+    const inside = basePath === '' || pathname === basePath || pathname.startsWith(`${basePath}/`)
+    if (!inside) {
+      if (next) return next()
+      return send(res, errorReply(404, `No route for ${pathname}`))
+    }
+    const path = pathname.slice(basePath.length) || '/'
+    if (mounted(req, res, path, next)) return
+    route(req, path).then(
+      (reply) => send(res, reply),
+      (err: unknown) => {
+        const status = statusOf(err)
+        if (status === 500) options.onError?.(err)
+        if (res.headersSent) return void res.destroy()
+        send(res, errorReply(status, (err as Error)?.message ?? String(err)))
+      },
+    )
+  }) as OpsHandler
+  Object.defineProperties(handler, {
+    basePath: { value: basePath },
+    metrics: { value: metrics },
+    consumers: { value: consumers },
+    context: { value: ctx },
+  })
+  handler.health = health
+  handler.close = async () => {
+    metrics.setLagSource(undefined)
+    await session?.close()
+  }
+  return handler
+}
