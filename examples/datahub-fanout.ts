@@ -10,6 +10,7 @@
 //
 // transports: pgqueue
 import { Kafka, logLevel, type Consumer } from '../src/index.js'
+import { check, run } from './_support.js'
 
 const TOPIC = 'MetadataChangeLog_Versioned_v1'
 const BASE_GROUP = 'generic-mae-consumer-job-client'
@@ -82,10 +83,6 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
 async function waitUntil(ms: number, what: string, done: () => boolean): Promise<void> {
   const deadline = Date.now() + ms
   while (!done()) {
@@ -94,7 +91,4 @@ async function waitUntil(ms: number, what: string, done: () => boolean): Promise
   }
 }
 
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

@@ -2,6 +2,7 @@
 // creates a topic, produces keyed messages with headers, reads them back with a consumer group, and shows the
 // group's committed offsets. Point it at your own server with DATABASE_URL or DATAHUB_PGQUEUE_DATASOURCE_URL.
 import { Kafka, logLevel } from '../src/index.js'
+import { run } from './_support.js'
 
 async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'demo', logLevel: logLevel.INFO, pgqueue: { enabled: true } })
@@ -50,7 +51,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

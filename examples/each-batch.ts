@@ -8,6 +8,7 @@
 //
 // transports: pgqueue kafka
 import { createKafka, Kafka, logLevel, type EachBatchPayload } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 const env = { DATAHUB_MESSAGING_TRANSPORT: 'pgqueue', ...process.env } // the examples default to PostgreSQL
 
@@ -85,21 +86,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

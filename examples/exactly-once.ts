@@ -7,6 +7,7 @@
 //
 // transports: pgqueue
 import { Kafka, logLevel, type EachMessagePayload } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'exactly-once', logLevel: logLevel.NOTHING, pgqueue: { enabled: true } })
@@ -97,21 +98,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

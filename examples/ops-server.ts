@@ -9,6 +9,7 @@
 // transports: pgqueue kafka
 import { createKafka, Kafka, logLevel } from '../src/index.js'
 import { attachConsumerMetrics, attachProducerMetrics, startOpsServer, trackConsumer } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const keepRunning = process.argv.includes('--keep-running')
@@ -72,21 +73,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

@@ -9,6 +9,7 @@
 // On Kafka the field is ignored (KafkaJS drops unknown message fields) and order is plain offset order.
 // transports: pgqueue
 import { Kafka, logLevel, type Message } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 const BATCH = 10 // messages per fetch and partition, small so that the split is visible
 
@@ -75,21 +76,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

@@ -5,6 +5,7 @@
 //
 // transports: pgqueue kafka
 import { createKafka, Kafka, logLevel, type EachMessagePayload } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 // createKafka picks the transport from DATAHUB_MESSAGING_TRANSPORT (unset means kafka). The examples default it
 // to pgqueue so they run with nothing installed; a service leaves the choice to its deployment.
@@ -79,21 +80,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)

@@ -6,6 +6,7 @@
 //
 // transports: pgqueue kafka
 import { createKafka, Kafka, logLevel } from '../src/index.js'
+import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const variable = process.env.DATAHUB_MESSAGING_TRANSPORT
@@ -59,21 +60,4 @@ async function main(): Promise<void> {
   }
 }
 
-function check(ok: boolean, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`)
-}
-
-async function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms)))
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-main().catch((err) => {
-  console.error(err)
-  process.exit(1)
-})
+run(main)
