@@ -117,13 +117,12 @@ export function validateClientId(clientId: unknown): asserts clientId is string 
   if (CONTROL_CHARS.test(clientId)) fail(`Invalid clientId ${JSON.stringify(clientId)}: must not contain control characters`)
 }
 
-/** A transactional id is stored as text: a non-empty, well-formed string without control characters. */
+/** A transactional id may be any non-empty string Kafka accepts, except what PostgreSQL text cannot hold. */
 export function validateTransactionalId(id: unknown): asserts id is string | undefined {
   if (id === undefined) return
   if (typeof id !== 'string' || id.length === 0) return fail(`Invalid transactionalId: expected a non-empty string, got ${describe(id)}`)
-  if (id.length > MAX_GROUP_ID_LENGTH) fail(`Invalid transactionalId: must be at most ${MAX_GROUP_ID_LENGTH} characters, got ${id.length}`)
-  if (CONTROL_CHARS.test(id) || !id.isWellFormed()) {
-    fail(`Invalid transactionalId ${JSON.stringify(id)}: must be well-formed Unicode without control characters`)
+  if (id.includes('\0') || !id.isWellFormed()) {
+    fail(`Invalid transactionalId ${JSON.stringify(id)}: must be well-formed Unicode without NUL characters`)
   }
 }
 
