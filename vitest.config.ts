@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     // CI keeps a machine-readable report for its closing summary line
-    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/vitest.report.json' }]] : ['default'],
+    reporters: process.env.CI ? ['default', ['json', { outputFile: process.env.VITEST_REPORT ?? '.cache/vitest.report.json' }]] : ['default'],
     projects: [
       {
         test: {

@@ -16,6 +16,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // scenarios time sessions and leases on 2 cores: one file at a time keeps their timings honest
     fileParallelism: false,
-    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/vitest.faults.json' }]] : ['default'],
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/faults.report.json' }]] : ['default'],
   },
 })

@@ -16,6 +16,6 @@ export default defineConfig({
     testTimeout: seconds * 1000 + 180_000,
     hookTimeout: 60_000,
     fileParallelism: false,
-    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/vitest.load.json' }]] : ['default'],
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.cache/loadtest.report.json' }]] : ['default'],
   },
 })
