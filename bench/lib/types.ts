@@ -1,0 +1,71 @@
+import type pg from 'pg'
+import type { Backend, Scenario } from './args.js'
+import type { Target } from './target.js'
+
+/** One measured number. `key` is stable across runs (JSON consumers and targets use it). */
+export interface Row {
+  key: string
+  scenario: Scenario
+  label: string
+  unit: string
+  value: number
+  /** shown next to the value, e.g. MB/s or duplicates */
+  note?: string
+  detail?: Record<string, unknown>
+}
+
+export interface Sizes {
+  produce: number
+  /** batch 1 is bound by the WAL flush per transaction: fewer messages */
+  produceBatch1: number
+  /** sends outstanding at a time for batch 1 (each is its own transaction; concurrent ones share a WAL flush) */
+  produceBatch1InFlight: number
+  consume: number
+  fanout: number
+  parallel: number
+  latencySeconds: number
+  latencyRate: number
+  footprint: number
+  transactionSeconds: number
+}
+
+export const FULL: Sizes = {
+  produce: 200_000,
+  produceBatch1: 10_000,
+  produceBatch1InFlight: 64,
+  consume: 200_000,
+  fanout: 200_000,
+  parallel: 200_000,
+  latencySeconds: 30,
+  latencyRate: 1000,
+  footprint: 1_000_000,
+  transactionSeconds: 10,
+}
+
+export const QUICK: Sizes = {
+  produce: 20_000,
+  produceBatch1: 2_000,
+  produceBatch1InFlight: 64,
+  consume: 20_000,
+  fanout: 20_000,
+  parallel: 20_000,
+  latencySeconds: 5,
+  latencyRate: 1000,
+  footprint: 50_000,
+  transactionSeconds: 3,
+}
+
+export interface RunContext {
+  backend: Backend
+  target: Target
+  sizes: Sizes
+  /** unique per run: topic and group names */
+  runId: string
+  log: (msg: string) => void
+  /** pgqueue only: an admin pool on the bench database and the schema */
+  pg?: { pool: pg.Pool; schema: string }
+  /** kafka only: the local broker's log directory, when the bench started the broker */
+  kafkaDataDir?: string
+}
+
+export type ScenarioRun = (ctx: RunContext) => Promise<Row[]>
