@@ -9,7 +9,7 @@ export type {
   MaintenanceConfig, PartitioningConfig, EmbeddedConfig, PayloadCompression,
 } from './config/types.js'
 export type { Queryable } from './db/database.js'
-export { createRoles, roleNames, type QueueRoles, type RoleOptions } from './db/roles.js'
+export { createRoles, roleNames, type QueueRoles, type RoleOptions } from './store/roles.js'
 export type { PgQueueMessage } from './kafkajs/messageValidation.js'
 export {
   PgSchemaRegistry, createSchemaRegistryServer, startSchemaRegistry, createAvroCodec, encodeWireFormat, decodeWireFormat,

@@ -4,7 +4,7 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { openBackend, type RegistryBackend } from '../registry/backend.js'
 import type { Kafka } from '../kafka.js'
 import { DATAHUB_TOPIC_CONTENT_TYPE } from './routing.js'
-import { contentTypeId, upsertCatalogue, type CatalogueRow, type SeededTopic } from './topicStore.js'
+import { contentTypeId, upsertCatalogue, type CatalogueRow, type SeededTopic } from '../store/datahubTopics.js'
 
 export type { SeededTopic }
 

@@ -1,10 +1,10 @@
-// The three least-privilege roles of src/db/roles.ts, used through the library by LOGIN roles of their own (a pool
+// The three least-privilege roles of src/store/roles.ts, used through the library by LOGIN roles of their own (a pool
 // needs a real login, SET ROLE is not enough): each can do its job, is refused the rest, and the runtime never needs
 // a superuser.
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createRoles, roleNames, type QueueRoles } from '../../../src/db/roles.js'
+import { createRoles, roleNames, type QueueRoles } from '../../../src/store/roles.js'
 import { Kafka } from '../../../src/kafka.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import { logLevel } from '../../../src/kafkajs/exports.js'

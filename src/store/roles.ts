@@ -14,7 +14,7 @@
 // search_path, so the runtime never needs more than its role.
 import type pg from 'pg'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
-import { quoteIdent, validateSqlName } from './identifiers.js'
+import { quoteIdent, validateSqlName } from '../db/identifiers.js'
 
 export type QueueRole = 'writer' | 'reader' | 'admin'
 

@@ -2,16 +2,11 @@
 // content type and aggressive retention take the incoming values), plus our per-partition sequence ledger rows.
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import { statements } from '../store/statement.js'
+import { statements } from './statement.js'
+import type { NewTopic } from './topics.js'
 
-export interface CatalogueRow {
-  name: string
-  partitionCount: number
-  retentionMaxAgeSeconds: number
-  maxRowsPerTopic: number
-  maxTotalPayloadBytes: number
-  aggressiveRetention: boolean
-}
+/** DataHub's catalogue columns (no Kafka config entries). */
+export type CatalogueRow = Omit<NewTopic, 'config'>
 
 export interface SeededTopic {
   id: string
