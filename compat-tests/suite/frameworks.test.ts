@@ -1,0 +1,153 @@
+// Code we do not own loads `kafkajs` by name: NestJS's Kafka transport, kafkajs-async-retry, any helper package.
+// The packed tarball is installed into a fresh app next to those packages, and each program runs unmodified with
+// `--require` / `--import kafkajs-pgqueue/register`: on the pgqueue backend every kafkajs in the process must be
+// this package, on kafka the real one. The messages are then checked through the backend itself.
+import { execFile, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject } from 'vitest';
+import { backendName, backendUnavailable, contract, fileSchema, uniqueName, type Scope } from '../harness.js';
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+const fixtures = path.join(root, 'compat-tests', 'frameworks');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kafkajs-pgqueue-frameworks-'));
+const app = path.join(tmp, 'app');
+
+/** The framework versions tried; exact, so a new release cannot change the test under us. */
+const APP_DEPENDENCIES = {
+  kafkajs: '2.2.4',
+  '@nestjs/common': '12.5.1',
+  '@nestjs/core': '12.5.1',
+  '@nestjs/microservices': '12.1.1',
+  'reflect-metadata': '0.2.2',
+  rxjs: '7.8.2',
+  'kafkajs-async-retry': '1.0.0',
+  'kafka-helper-cjs': `file:${path.join(fixtures, 'indirect-cjs')}`,
+  'kafka-helper-esm': `file:${path.join(fixtures, 'indirect-esm')}`,
+};
+
+function sh(cmd: string, args: string[], cwd: string): string {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000 });
+  if (r.status !== 0) throw new Error(`$ ${cmd} ${args.join(' ')} (exit ${r.status})\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** Build, pack and install the package into a fresh app with the frameworks, as a user would. */
+function installApp(): void {
+  sh('npm', ['run', 'build'], root);
+  const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as { filename: string }[];
+  fs.mkdirSync(app);
+  const dependencies = { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${path.join(tmp, packed[0]!.filename)}` };
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'frameworks-app', private: true, dependencies }));
+  // --install-links copies the file: helper packages instead of linking back into this repository
+  sh('npm', ['install', '--install-links', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts'], app);
+  for (const f of ['support.cjs', 'nest.mjs', 'async-retry.cjs', 'program.cjs', 'program.mjs']) {
+    fs.copyFileSync(path.join(fixtures, f), path.join(app, f));
+  }
+}
+
+/** The environment a deployment would set: the transport, and the broker or the database. */
+function deploymentEnv(runId: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: backendName, FIXTURE_RUN_ID: runId };
+  if (backendName === 'kafka') return { ...env, KAFKA_BROKERS: inject('kafkaBrokers').join(',') };
+  return { ...env, DATABASE_URL: inject('pgUrl'), DATAHUB_PGQUEUE_SCHEMA: fileSchema(), DATAHUB_PGQUEUE_ENABLED: 'true' };
+}
+
+/** Runs a fixture with the register hook; returns its JSON line. */
+async function runFixture(flag: '--require' | '--import', file: string, runId: string): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, [flag, 'kafkajs-pgqueue/register', file], {
+    cwd: app,
+    env: deploymentEnv(runId),
+    timeout: 120_000,
+  });
+  const last = stdout.trim().split('\n').pop()!;
+  return JSON.parse(last) as Record<string, unknown>;
+}
+
+const expectedPackage = backendName === 'pgqueue' ? 'kafkajs-pgqueue' : 'kafkajs';
+
+/** The backend itself holds the messages the fixture says it sent. */
+async function expectMessagesIn(t: Scope, topics: string[]): Promise<void> {
+  const admin = await t.admin();
+  for (const topic of topics) {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    expect(offsets.reduce((n, p) => n + Number(p.high), 0), `messages in ${topic}`).toBeGreaterThan(0);
+  }
+}
+
+describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/register', () => {
+  beforeAll(() => {
+    if (!backendUnavailable()) installApp();
+  }, 600_000);
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+  contract(
+    'a NestJS microservice: two ClientKafka replicas get their own replies; an event handler runs',
+    async (t) => {
+      const runId = uniqueName('nest');
+      const sum = `${runId}.math.sum`;
+      const created = `${runId}.order.created`;
+      await t.createTopics([
+        { topic: sum, numPartitions: 1 },
+        { topic: `${sum}.reply`, numPartitions: 2 },
+        { topic: created, numPartitions: 1 },
+      ]);
+      const out = await runFixture('--import', 'nest.mjs', runId);
+      // NestJS's Kafka serializer sends a number reply as its string form, on a real broker too
+      expect(out).toEqual({ kafka: expectedPackage, replies: ['1', '2', '3', '101', '102', '103'], events: ['order-1'] });
+      await expectMessagesIn(t, [sum, `${sum}.reply`, created]);
+    },
+    { timeout: 150_000 },
+  );
+
+  contract(
+    'kafkajs-async-retry as its README uses it: a failed attempt goes to the retry topic and succeeds there',
+    async (t) => {
+      const runId = uniqueName('retry');
+      const out = await runFixture('--require', 'async-retry.cjs', runId);
+      expect(out.kafka).toBe(expectedPackage);
+      expect(out.attempts).toEqual([
+        { value: 'order-1', previousAttempts: 0, originalTopic: `${runId}-orders` },
+        { value: 'order-1', previousAttempts: 1, originalTopic: `${runId}-orders` },
+      ]);
+      await expectMessagesIn(t, [`${runId}-orders`, `${runId}-retry-group-retry-1`]);
+    },
+    { timeout: 150_000 },
+  );
+
+  contract(
+    'a CommonJS program that gets kafkajs through a CommonJS dependency',
+    async (t) => {
+      const runId = uniqueName('cjs');
+      expect(await runFixture('--require', 'program.cjs', runId)).toEqual({ kafka: expectedPackage, received: ['hello'] });
+      await expectMessagesIn(t, [`${runId}-indirect`]);
+    },
+    { timeout: 150_000 },
+  );
+
+  contract(
+    'an ESM program that gets kafkajs through an ESM dependency',
+    async (t) => {
+      const runId = uniqueName('esm');
+      expect(await runFixture('--import', 'program.mjs', runId)).toEqual({ kafka: expectedPackage, received: ['hello'] });
+      await expectMessagesIn(t, [`${runId}-indirect`]);
+    },
+    { timeout: 150_000 },
+  );
+
+  contract('without the hook nothing changes, and an unknown transport fails loudly', async () => {
+    const probe = "console.log(typeof require('kafka-helper-cjs').Kafka === typeof require('kafkajs').Kafka, typeof require('kafkajs').createKafka)";
+    const { stdout } = await run(process.execPath, ['-e', probe], { cwd: app, env: { ...process.env, DATAHUB_MESSAGING_TRANSPORT: 'pgqueue' } });
+    expect(stdout.trim()).toBe('true undefined');
+    const bad = spawnSync(process.execPath, ['--require', 'kafkajs-pgqueue/register', '-e', '0'], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, DATAHUB_MESSAGING_TRANSPORT: 'pgqeue' },
+    });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('Invalid DATAHUB_MESSAGING_TRANSPORT: "pgqeue"');
+  });
+});
