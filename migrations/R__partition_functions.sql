@@ -22,25 +22,27 @@ $fn$;
 -- Creates the partition holding p_at and the next __PARTITION_PREMAKE__ ones when missing; returns how many it made.
 -- Safe to call from many processes at once: creation is serialised by an advisory lock, and a range that overlaps a
 -- partition made with an older width is skipped (the older one already covers it).
+-- It runs SECURITY DEFINER (src/store/roles.ts): pg_temp is searched last and every name is schema-qualified, so a
+-- caller's temporary objects can never stand in for ours.
 CREATE OR REPLACE FUNCTION __PGQUEUE_PREFIX___ensure_partitions(p_at timestamptz DEFAULT now())
 RETURNS int
 LANGUAGE plpgsql
-SET search_path = __PGQUEUE_SCHEMA__, public
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
 DECLARE
     step constant interval := interval '__PARTITION_INTERVAL__';
-    lo timestamptz := __PGQUEUE_PREFIX___partition_floor(p_at);
+    lo timestamptz := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_floor(p_at);
     hi timestamptz;
     child text;
     made int := 0;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.__PGQUEUE_PREFIX___message_partitions'));
+    PERFORM pg_advisory_xact_lock(hashtext('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message_partitions'));
     FOR i IN 0..__PARTITION_PREMAKE__ LOOP
         hi := lo + step;
         child := '__PGQUEUE_PREFIX___message_p' || to_char(lo AT TIME ZONE 'UTC', 'YYYYMMDD"T"HH24');
-        IF to_regclass(quote_ident(current_schema()) || '.' || quote_ident(child)) IS NULL THEN
+        IF to_regclass('__PGQUEUE_SCHEMA__.' || quote_ident(child)) IS NULL THEN
             BEGIN
-                EXECUTE format('CREATE TABLE %I PARTITION OF __PGQUEUE_PREFIX___message FOR VALUES FROM (%L) TO (%L)',
+                EXECUTE format('CREATE TABLE __PGQUEUE_SCHEMA__.%I PARTITION OF __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message FOR VALUES FROM (%L) TO (%L)',
                                child, lo, hi);
                 made := made + 1;
             EXCEPTION WHEN invalid_object_definition THEN

@@ -10,11 +10,15 @@
 // The three are NOLOGIN group roles: grant them to login roles (`GRANT app_writer TO billing_service`). Neither
 // writer nor reader owns anything, so neither can DROP, ALTER or TRUNCATE; writer cannot read messages or commit
 // offsets; reader cannot write messages. The functions the runtime calls that create objects (message partitions)
-// or renumber rows at commit (deferred sequence numbers) run SECURITY DEFINER as the admin role, with a fixed
-// search_path, so the runtime never needs more than its role.
+// or renumber rows at commit (deferred sequence numbers) run SECURITY DEFINER as the admin role, with search_path
+// pinned here to pg_catalog, the schema, pg_temp (the caller's temporary objects last, never `public`), so the
+// runtime never needs more than its role and cannot make those functions run its own code. Any other function of the
+// schema found SECURITY DEFINER is turned back to SECURITY INVOKER, and privileges held by roles other than these
+// three are revoked (docs/security.md): what a past escalation planted does not survive a createRoles run.
 import type pg from 'pg'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { quoteIdent, validateSqlName } from '../db/identifiers.js'
+import { revokeForeignGrants } from './foreignGrants.js'
 
 export type QueueRole = 'writer' | 'reader' | 'admin'
 
@@ -30,6 +34,11 @@ export interface RoleOptions {
    * partitions); default true. With false the admin only gets ALL privileges, which is not enough for DDL.
    */
   transferOwnership?: boolean
+  /**
+   * keep privileges on the schema's objects that other roles (logins, PUBLIC) hold directly; default false: they are
+   * revoked, so the three roles are the only way in. Grant a queue role to a login instead.
+   */
+  keepOtherGrants?: boolean
   log?: (msg: string) => void
 }
 
@@ -72,7 +81,10 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
 /** Sequences by suffix the writer calls nextval() on (provisional seqs of transactional sends). */
 const WRITER_SEQUENCES = ['provisional_seq']
 
-/** Functions (by suffix) the runtime calls, run as their owner (the admin role). */
+/**
+ * Functions (by suffix) the runtime calls, run as their owner (the admin role). Their bodies schema-qualify every
+ * name; a function made SECURITY DEFINER by a migration must be listed here too, or createRoles makes it INVOKER.
+ */
 const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq']
 
 /** Functions (by suffix) writer and reader may call. */
@@ -151,8 +163,8 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
   )
   const names = new Set(relations.map((r) => r.name))
   // functions and procedures (the maintenance procedures); aggregates would need ALTER AGGREGATE, there are none
-  const { rows: functions } = await q.query<{ name: string; signature: string }>(
-    `SELECT p.proname AS name, p.oid::regprocedure::text AS signature
+  const { rows: functions } = await q.query<{ name: string; signature: string; definer: boolean }>(
+    `SELECT p.proname AS name, p.oid::regprocedure::text AS signature, p.prosecdef AS definer
      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.prokind IN ('f', 'p', 'w')`,
     [schema],
   )
@@ -177,6 +189,7 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
   }
 
   // start from nothing, so a second run after a change of options takes privileges away too
+  if (!opts.keepOtherGrants) for (const line of await revokeForeignGrants(q, schema, Object.values(roles), roles.admin)) log(line)
   await q.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${S} FROM ${W}, ${R}`)
   await q.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA ${S} FROM ${W}, ${R}`)
   await q.query(`REVOKE ALL ON ALL ROUTINES IN SCHEMA ${S} FROM PUBLIC, ${W}, ${R}`)
@@ -207,10 +220,18 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
   for (const f of functions) {
     const suffix = f.name.startsWith(`${prefix}_`) ? f.name.slice(prefix.length + 1) : undefined
     if (suffix === undefined) continue
-    // every definer function pins search_path in its definition (R__partition_functions, V008); only ever as the
-    // admin role: a function still owned by a superuser is never made SECURITY DEFINER
-    if (DEFINER_FUNCTIONS.includes(suffix)) await q.query(`ALTER FUNCTION ${f.signature} ${transfer ? 'SECURITY DEFINER' : 'SECURITY INVOKER'}`)
     if (RUNTIME_FUNCTIONS.includes(suffix)) await q.query(`GRANT EXECUTE ON FUNCTION ${f.signature} TO ${W}, ${R}`)
+  }
+  for (const f of functions) {
+    const suffix = f.name.startsWith(`${prefix}_`) ? f.name.slice(prefix.length + 1) : undefined
+    // only ever as the admin role: a function still owned by a superuser is never made SECURITY DEFINER
+    const ours = suffix !== undefined && DEFINER_FUNCTIONS.includes(suffix)
+    if (transfer && ours) {
+      await q.query(`ALTER ROUTINE ${f.signature} SECURITY DEFINER SET search_path = pg_catalog, ${S}, pg_temp`)
+    } else if (f.definer) {
+      await q.query(`ALTER ROUTINE ${f.signature} SECURITY INVOKER`)
+      if (!ours) log(`${f.signature} was SECURITY DEFINER and is not one of ours: it now runs as its caller`)
+    }
   }
   log(`granted ${roles.writer}, ${roles.reader}, ${roles.admin} on schema ${schema} (prefix ${prefix})`)
 }
