@@ -8,6 +8,7 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRoles, type QueueRoles } from '../../../src/store/roles.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
+import { dropTestRoles } from '../../helpers/roles.js'
 
 const t = useTestKafka('security_definer')
 const PREFIX = 'metadata_queue'
@@ -76,13 +77,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.end().catch(() => undefined)))
-  const me = (await t.db.pool.query<{ u: string }>('SELECT current_user AS u')).rows[0].u
-  for (const name of [...Object.values(logins ?? {}), ...Object.values(roles ?? {})]) {
-    await t.db.pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name])
-    await t.db.pool.query(`REASSIGN OWNED BY "${name}" TO "${me}"`).catch(() => undefined)
-    await t.db.pool.query(`DROP OWNED BY "${name}"`).catch(() => undefined)
-    await t.db.pool.query(`DROP ROLE IF EXISTS "${name}"`)
-  }
+  await dropTestRoles(t.db.pool, [...Object.values(logins ?? {}), ...Object.values(roles ?? {})])
 })
 
 describe('SECURITY DEFINER functions', () => {

@@ -10,6 +10,7 @@ import { KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/err
 import { logLevel } from '../../../src/kafkajs/exports.js'
 import { waitFor } from '../../helpers/db.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
+import { dropTestRoles } from '../../helpers/roles.js'
 
 const t = useTestKafka('security_roles')
 const PREFIX = 'metadata_queue'
@@ -81,14 +82,7 @@ beforeAll(async () => {
 // runs before useTestSchema's own afterAll (hooks run in reverse): the roles go first, then the schema
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.end().catch(() => undefined)))
-  const me = (await t.db.pool.query<{ u: string }>('SELECT current_user AS u')).rows[0].u
-  for (const name of [...Object.values(logins ?? {}), ...Object.values(roles ?? {})]) {
-    // their own backends only (the logins of this file)
-    await t.db.pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1', [name])
-    await t.db.pool.query(`REASSIGN OWNED BY "${name}" TO "${me}"`).catch(() => undefined)
-    await t.db.pool.query(`DROP OWNED BY "${name}"`).catch(() => undefined)
-    await t.db.pool.query(`DROP ROLE IF EXISTS "${name}"`)
-  }
+  await dropTestRoles(t.db.pool, [...Object.values(logins ?? {}), ...Object.values(roles ?? {})])
 })
 
 describe('roles', () => {
