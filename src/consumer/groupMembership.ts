@@ -6,7 +6,7 @@ import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
 import { acquireLeases, releaseLeases, type PartitionRef } from '../store/leases.js'
 import { announceMembershipChange, heartbeat, leaveGroup } from '../store/members.js'
-import { claimStartPositions, commitOffsets, type StartPosition } from '../store/offsets.js'
+import { claimStartPositions, type StartPosition } from '../store/offsets.js'
 import type { TopicRow } from '../store/topics.js'
 import { assignPartitions, type MemberAssignment } from './assignment.js'
 import { PartitionState } from './partitionState.js'
@@ -26,6 +26,8 @@ export interface MembershipOptions {
   logger: Logger
   /** commits what was processed on partitions about to be handed to another member */
   beforeRevoke: (states: PartitionState[]) => Promise<void>
+  /** stores a reset start position (the offset manager does every offset write) */
+  resetStart: (topicId: string, partition: number, offset: string) => Promise<void>
 }
 
 const keyOf = (topic: string, partition: number) => `${topic}:${partition}`
@@ -228,7 +230,7 @@ export class GroupMembership {
   private async checkedStart(pos: StartPosition, claim: { topic: string; fromBeginning: boolean }): Promise<bigint> {
     const committed = BigInt(pos.committed)
     if (committed <= BigInt(pos.high)) return committed
-    const { ctx, groupId, logger } = this.o
+    const { groupId, logger } = this.o
     const reset = claim.fromBeginning ? pos.low : pos.high
     logger.warn('Committed offset is past the end of the log (STUCK_AHEAD); resetting it', {
       groupId,
@@ -238,10 +240,7 @@ export class GroupMembership {
       highWatermark: pos.high,
       resetTo: reset,
     })
-    await commitOffsets(ctx.db.pool, ctx.tables, groupId, [{ topicId: pos.topicId, partition: pos.partition, offset: reset }], {
-      lockOwner: this.lockOwner,
-      exact: true,
-    })
+    await this.o.resetStart(pos.topicId, pos.partition, reset)
     return BigInt(reset)
   }
 }

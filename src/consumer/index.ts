@@ -20,7 +20,10 @@ import { consumerRegistryFor } from '../ops/consumerRegistry.js'
 import { OBSERVE_BATCHES, type BatchObservable, type BatchObserver } from '../ops/hooks.js'
 import { GroupMembership, type Subscription } from './groupMembership.js'
 import { PauseRegistry } from './pauseRegistry.js'
+import { FetchManager } from './fetchManager.js'
+import { OffsetManager } from './offsetManager.js'
 import { Runner } from './runner.js'
+import { storeFetchSource, storeOffsetWriter } from './storePorts.js'
 import { validateConsumerConfig, validateOffsetEntry, validatePauseEntries } from './validation.js'
 
 const NOT_RUNNING = 'Consumer group was not initialized, consumer#run must be called first'
@@ -35,6 +38,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   const observers = new Set<BatchObserver>()
   let connected = false
   let runner: Runner | undefined
+  let offsetManager: OffsetManager | undefined
   let membership: GroupMembership | undefined
   let restartTimer: NodeJS.Timeout | undefined
 
@@ -43,7 +47,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     const autoCreate = settings.allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined
     const found = await ctx.topics.get(ctx.db, names, autoCreate)
     if (found.size < names.length) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
-    const m = new GroupMembership({
+    const m: GroupMembership = new GroupMembership({
       ctx,
       groupId,
       clientId,
@@ -52,13 +56,38 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       subscriptions,
       emitter,
       logger,
-      beforeRevoke: async (states) => {
-        if (run.autoCommit ?? true) await r.commit(states)
-      },
+      beforeRevoke: (states) => offsets.commitIfAuto(states),
+      resetStart: (topicId, partition, offset) => offsets.commitReset(topicId, partition, offset),
+    })
+    const autoCommit = run.autoCommit ?? true
+    const autoCommitInterval = run.autoCommitInterval ?? null
+    const autoCommitThreshold = run.autoCommitThreshold ?? null
+    const offsets: OffsetManager = new OffsetManager({
+      writer: storeOffsetWriter(ctx, groupId, m.lockOwner),
+      owner: m,
+      groupId,
+      autoCommit,
+      autoCommitInterval,
+      autoCommitThreshold,
+      emitter,
+      logger,
+    })
+    const fetcher = new FetchManager({
+      source: storeFetchSource(ctx),
+      offsets,
+      emitter,
+      logger,
+      groupId,
+      bands: ctx.config.priorityBands,
+      perBatch: ctx.config.consumerPoll.maxBatchMessages,
+      maxBytesPerPartition: settings.maxBytesPerPartition,
+      fromBeginning: (topic) => m.fromBeginning(topic),
     })
     const r: Runner = new Runner({
       ctx,
       membership: m,
+      fetcher,
+      offsets,
       paused,
       emitter,
       logger,
@@ -66,18 +95,18 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       eachMessage: run.eachMessage,
       eachBatch: run.eachBatch,
       eachBatchAutoResolve: run.eachBatchAutoResolve ?? true,
-      autoCommit: run.autoCommit ?? true,
-      autoCommitInterval: run.autoCommitInterval ?? null,
-      autoCommitThreshold: run.autoCommitThreshold ?? null,
+      autoCommit,
+      autoCommitInterval,
+      autoCommitThreshold,
       // DataHub's per-topic consumer concurrency is the default for KafkaJS's partitionsConsumedConcurrently
       concurrency: Math.max(1, run.partitionsConsumedConcurrently ?? ctx.config.topicDefaults.consumerConcurrency),
       maxWaitTimeInMs: settings.maxWaitTimeInMs,
-      maxBytesPerPartition: settings.maxBytesPerPartition,
       retry: settings.retry,
       onCrash: (e) => void onCrash(e, run),
       observers,
     })
     membership = m
+    offsetManager = offsets
     runner = r
     logger.info('Starting', { groupId })
     await r.start()
@@ -114,13 +143,14 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     restartTimer = undefined
     const r = runner
     runner = undefined
+    offsetManager = undefined
     membership = undefined
     await r?.stop()
   }
 
   const requireRunning = () => {
-    if (!runner || !membership) throw new KafkaJSNonRetriableError(NOT_RUNNING)
-    return { runner, membership }
+    if (!runner || !membership || !offsetManager) throw new KafkaJSNonRetriableError(NOT_RUNNING)
+    return { runner, membership, offsets: offsetManager }
   }
 
   const consumer: Consumer & BatchObservable = {
@@ -183,13 +213,13 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     },
     commitOffsets: async (offsets: TopicPartitionOffsetAndMetadata[] = []) => {
       offsets.forEach((o) => validateOffsetEntry(o, { allowSpecial: false, checkMetadata: true }))
-      const { runner: r } = requireRunning()
+      const { offsets: manager } = requireRunning()
       const byTopic = new Map<string, Array<{ partition: number; offset: string; metadata?: string | null }>>()
       for (const o of offsets) {
         const list = byTopic.get(o.topic) ?? byTopic.set(o.topic, []).get(o.topic)!
         list.push({ partition: Number(o.partition), offset: BigInt(o.offset).toString(), metadata: o.metadata ?? null })
       }
-      await r.commitExplicit([...byTopic].map(([topic, partitions]) => ({ topic, partitions })))
+      await manager.commitExplicit([...byTopic].map(([topic, partitions]) => ({ topic, partitions })))
     },
     seek: ({ topic, partition, offset }) => {
       validateOffsetEntry({ topic, partition, offset }, { allowSpecial: true, checkMetadata: false })

@@ -9,10 +9,12 @@ const maxOf = (values: readonly bigint[]): bigint => values.reduce((a, b) => (b 
 
 /**
  * What a member knows about one partition it holds. With priorities a partition is read in priority order, so
- * progress is kept per priority: `positions` = fetched through, `resolved` = processed through.
+ * progress is kept per priority: `positions` = fetched through, `handedOut` = given to the handler through,
+ * `resolved` = processed through (resolved <= handedOut <= positions, per priority).
  */
 export class PartitionState {
   positions: bigint[]
+  handedOut: bigint[]
   resolved: bigint[]
   /** resolved messages not yet committed (autoCommitThreshold) */
   uncommitted = 0
@@ -34,15 +36,21 @@ export class PartitionState {
       ? priorityPositions.map((p) => (BigInt(p) > committedSeq ? BigInt(p) : committedSeq))
       : filled(committedSeq)
     this.positions = [...this.resolved]
+    this.handedOut = [...this.resolved]
   }
 
   get key(): string {
     return `${this.topic}:${this.partition}`
   }
 
-  /** Records that rows were handed out, so the next fetch continues after them. */
+  /** Records that rows were fetched, so the next fetch continues after them. */
   delivered(seq: bigint, priority: number): void {
     if (seq > this.positions[priority]) this.positions[priority] = seq
+  }
+
+  /** Records that the handler was given this message (what an explicit commit may cover). */
+  handOut(seq: bigint, priority: number): void {
+    if (seq > this.handedOut[priority]) this.handedOut[priority] = seq
   }
 
   resolve(seq: bigint, priority: number): void {
@@ -53,7 +61,7 @@ export class PartitionState {
     }
   }
 
-  /** After a failed batch: fetch again from what was processed, so the unprocessed rows are redelivered. */
+  /** Fetch again from what was processed, so the unprocessed rows are redelivered (KafkaJS's next offset). */
   rewind(): void {
     this.positions = [...this.resolved]
   }
@@ -61,6 +69,7 @@ export class PartitionState {
   /** seek: everything before `seq + 1` counts as processed; rows after it are read again. */
   seekTo(seq: bigint): void {
     this.positions = filled(seq)
+    this.handedOut = filled(seq)
     this.resolved = filled(seq)
     this.pendingSeek = undefined
     this.dirty = false
@@ -70,6 +79,18 @@ export class PartitionState {
   committed(): void {
     this.dirty = false
     this.uncommitted = 0
+  }
+
+  /**
+   * Per-priority positions for an explicit commit of `seq` (the Kafka offset N = seq: everything before it is
+   * processed). A priority whose handed-out position is below both `seq` and the highest seq handed out at any
+   * priority had rows passed over by priority order: they never reached the handler, so the commit keeps that
+   * priority where it is (docs/decisions/005). Beyond everything handed out, an explicit commit skips ahead as on Kafka.
+   */
+  explicitPositions(seq: bigint): bigint[] {
+    const highest = maxOf(this.handedOut)
+    const reached = seq < highest ? seq : highest
+    return this.handedOut.map((h) => (h < reached ? h : seq))
   }
 
   /** The Kafka offset of the next message after everything resolved (for events and uncommittedOffsets). */

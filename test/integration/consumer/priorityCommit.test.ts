@@ -1,0 +1,67 @@
+// Explicit commits with priorities (issue #13 item 2): a commit of "offset + 1" for an urgent message read before
+// older, less urgent ones must not store an offset past those (they were never handed to the handler).
+import { describe, expect, it } from 'vitest'
+import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
+
+const t = useTestKafka('priority_commit')
+
+async function storedOffset(group: string): Promise<string | undefined> {
+  const { rows } = await t.db.pool.query<{ offset_value: string }>(
+    `SELECT offset_value::text FROM "${t.db.schema}".metadata_queue_consumer_offset WHERE consumer_group = $1`,
+    [group],
+  )
+  return rows[0]?.offset_value
+}
+
+describe('explicit commits with priorities', () => {
+  it('commitOffsets(offset + 1) of an urgent message stores no offset past the older messages not handled yet', async () => {
+    const topic = await t.createTopic(1)
+    const group = uniqueName('g')
+    const producer = await t.producer()
+    const normal = Array.from({ length: 5 }, (_, i) => ({ value: `n${i}`, partition: 0, priority: 5 }))
+    await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
+
+    const first = await t.consumer({ groupId: group })
+    await first.subscribe({ topic, fromBeginning: true })
+    const seen: string[] = []
+    let committed!: () => void
+    const done = new Promise<void>((r) => (committed = r))
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    await first.run({
+      autoCommit: false,
+      eachMessage: async ({ message, partition }) => {
+        seen.push(message.value!.toString())
+        if (seen.length > 1) return
+        await first.commitOffsets([{ topic, partition, offset: String(Number(message.offset) + 1) }])
+        committed()
+        // the process "dies" here: nothing else is handled or committed
+        await released
+      },
+    })
+    await done
+    expect(seen).toEqual(['urgent'])
+    const stored = await storedOffset(group)
+    const stopping = first.stop()
+    release()
+    await stopping
+
+    // the next member must get every message the first one never handled
+    const next = await t.consumer({ groupId: group })
+    await next.subscribe({ topic, fromBeginning: true })
+    const redelivered: string[] = []
+    let all!: () => void
+    const got = new Promise<void>((r) => (all = r))
+    await next.run({
+      eachMessage: async ({ message }) => {
+        redelivered.push(message.value!.toString())
+        if (normal.every((n) => redelivered.includes(n.value))) all()
+      },
+    })
+    await got
+    console.log(`stored offset after the explicit commit: ${stored}; next member got ${redelivered.join(',')}`)
+    expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
+    expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
+    expect(redelivered).not.toContain('urgent')
+  }, 30_000)
+})
