@@ -118,25 +118,20 @@ describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/regis
     { timeout: 150_000 },
   );
 
-  contract(
-    'a CommonJS program that gets kafkajs through a CommonJS dependency',
-    async (t) => {
-      const runId = uniqueName('cjs');
-      expect(await runFixture('--require', 'program.cjs', runId)).toEqual({ kafka: expectedPackage, received: ['hello'] });
-      await expectMessagesIn(t, [`${runId}-indirect`]);
-    },
-    { timeout: 150_000 },
-  );
-
-  contract(
-    'an ESM program that gets kafkajs through an ESM dependency',
-    async (t) => {
-      const runId = uniqueName('esm');
-      expect(await runFixture('--import', 'program.mjs', runId)).toEqual({ kafka: expectedPackage, received: ['hello'] });
-      await expectMessagesIn(t, [`${runId}-indirect`]);
-    },
-    { timeout: 150_000 },
-  );
+  for (const [kind, flag, file] of [
+    ['a CommonJS program that gets kafkajs through a CommonJS dependency', '--require', 'program.cjs'],
+    ['an ESM program that gets kafkajs through an ESM dependency', '--import', 'program.mjs'],
+  ] as const) {
+    contract(
+      kind,
+      async (t) => {
+        const runId = uniqueName('indirect');
+        expect(await runFixture(flag, file, runId)).toEqual({ kafka: expectedPackage, received: ['hello'] });
+        await expectMessagesIn(t, [`${runId}-indirect`]);
+      },
+      { timeout: 150_000 },
+    );
+  }
 
   contract('without the hook nothing changes, and an unknown transport fails loudly', async () => {
     const probe = "console.log(typeof require('kafka-helper-cjs').Kafka === typeof require('kafkajs').Kafka, typeof require('kafkajs').createKafka)";
