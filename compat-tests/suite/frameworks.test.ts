@@ -1,7 +1,9 @@
 // Code we do not own loads `kafkajs` by name: NestJS's Kafka transport, kafkajs-async-retry, any helper package.
 // The packed tarball is installed into a fresh app next to those packages, and each program runs unmodified with
 // `--require` / `--import kafkajs-pgqueue/register`: on the pgqueue backend every kafkajs in the process must be
-// this package, on kafka the real one. The messages are then checked through the backend itself.
+// this package, on kafka the real one. The messages are then checked through the backend itself. The static alias
+// recipes of docs/frameworks.md (npm, pnpm, yarn) are installed and run the same way (pgqueue only: an alias has
+// no toggle).
 import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -35,18 +37,31 @@ function sh(cmd: string, args: string[], cwd: string): string {
   return r.stdout;
 }
 
-/** Build, pack and install the package into a fresh app with the frameworks, as a user would. */
-function installApp(): void {
+let tarball = '';
+
+/** Build and pack the package once, as it would be published. */
+function packTarball(): void {
   sh('npm', ['run', 'build'], root);
   const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as { filename: string }[];
-  fs.mkdirSync(app);
-  const dependencies = { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${path.join(tmp, packed[0]!.filename)}` };
-  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'frameworks-app', private: true, dependencies }));
-  // --install-links copies the file: helper packages instead of linking back into this repository
-  sh('npm', ['install', '--install-links', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts'], app);
+  tarball = path.join(tmp, packed[0]!.filename);
+}
+
+/** A fresh app directory with the given manifest and the fixture programs. */
+function makeApp(dir: string, manifest: Record<string, unknown>): void {
+  fs.mkdirSync(dir);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'frameworks-app', private: true, ...manifest }, null, 2));
   for (const f of ['support.cjs', 'nest.mjs', 'async-retry.cjs', 'program.cjs', 'program.mjs']) {
-    fs.copyFileSync(path.join(fixtures, f), path.join(app, f));
+    fs.copyFileSync(path.join(fixtures, f), path.join(dir, f));
   }
+}
+
+const NPM_INSTALL = ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts'];
+
+/** Install the package into a fresh app with the frameworks, as a user would. */
+function installApp(): void {
+  makeApp(app, { dependencies: { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${tarball}` } });
+  // --install-links copies the file: helper packages instead of linking back into this repository
+  sh('npm', [...NPM_INSTALL, '--install-links'], app);
 }
 
 /** The environment a deployment would set: the transport, and the broker or the database. */
@@ -57,9 +72,9 @@ function deploymentEnv(runId: string): NodeJS.ProcessEnv {
 }
 
 /** Runs a fixture with the register hook; returns its JSON line. */
-async function runFixture(flag: '--require' | '--import', file: string, runId: string): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, [flag, 'kafkajs-pgqueue/register', file], {
-    cwd: app,
+async function runFixture(flag: '--require' | '--import' | null, file: string, runId: string, cwd = app): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, flag ? [flag, 'kafkajs-pgqueue/register', file] : [file], {
+    cwd,
     env: deploymentEnv(runId),
     timeout: 120_000,
   });
@@ -80,7 +95,9 @@ async function expectMessagesIn(t: Scope, topics: string[]): Promise<void> {
 
 describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/register', () => {
   beforeAll(() => {
-    if (!backendUnavailable()) installApp();
+    if (backendUnavailable()) return;
+    packTarball();
+    installApp();
   }, 600_000);
   afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
@@ -145,4 +162,42 @@ describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/regis
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('Invalid DATAHUB_MESSAGING_TRANSPORT: "pgqeue"');
   });
+
+  // docs/frameworks.md: `kafkajs` aliased to this package for every dependency, the real kafkajs beside it as
+  // kafkajs-upstream (this package's own base). The same app and program, no hook.
+  const ALIAS = { kafkajs: '', 'kafkajs-upstream': 'npm:kafkajs@2.2.4', 'kafkajs-async-retry': '1.0.0' };
+  const RECIPES: Record<string, { manifest: (spec: string) => Record<string, unknown>; install: [string, string[]] }> = {
+    npm: {
+      manifest: (spec) => ({ dependencies: { ...ALIAS, kafkajs: spec }, overrides: { kafkajs: '$kafkajs' } }),
+      install: ['npm', NPM_INSTALL],
+    },
+    pnpm: {
+      manifest: (spec) => ({ dependencies: { ...ALIAS, kafkajs: spec }, pnpm: { overrides: { kafkajs: '$kafkajs' } } }),
+      install: ['npx', ['-y', 'pnpm@10.34.9', 'install', '--config.optional=false', '--ignore-scripts']],
+    },
+    yarn: {
+      manifest: (spec) => ({ dependencies: { ...ALIAS, kafkajs: spec }, resolutions: { kafkajs: spec } }),
+      install: ['npx', ['-y', 'yarn@1.22.22', 'install', '--ignore-optional', '--ignore-scripts', '--non-interactive']],
+    },
+  };
+  for (const [manager, recipe] of Object.entries(RECIPES)) {
+    contract(
+      `static alias with ${manager}: a dependency's require('kafkajs') gets this package`,
+      async (t, ctx) => {
+        if (backendName !== 'pgqueue') {
+          ctx.task.meta.pending = 'a static alias always runs on PostgreSQL: no kafka column';
+          ctx.skip(ctx.task.meta.pending);
+        }
+        const dir = path.join(tmp, `alias-${manager}`);
+        makeApp(dir, recipe.manifest(`file:${tarball}`));
+        sh(recipe.install[0], recipe.install[1], dir);
+        const runId = uniqueName(`alias_${manager}`);
+        const out = await runFixture(null, 'async-retry.cjs', runId, dir);
+        expect(out.kafka).toBe('kafkajs-pgqueue');
+        expect(out.attempts).toHaveLength(2);
+        await expectMessagesIn(t, [`${runId}-orders`]);
+      },
+      { timeout: 240_000 },
+    );
+  }
 });

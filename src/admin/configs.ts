@@ -1,7 +1,7 @@
 // describeConfigs / alterConfigs for TOPIC resources. Broker resources have nothing to describe or change here:
 // every setting of the PostgreSQL transport comes from DATAHUB_PGQUEUE_* / constructor options.
 import type { DescribeConfigResponse, IResourceConfig, ResourceConfigQuery } from 'kafkajs'
-import kafkajs from 'kafkajs'
+import kafkajs from '../kafkajs/upstream.js'
 import type { PgQueueContext } from '../client/context.js'
 import { replaceTopicSettings, type TopicSettings } from '../store/topicConfig.js'
 import { fail, notSupported } from './errors.js'

@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs'
+import kafkajs from '../kafkajs/upstream.js'
 import type { DeleteGroupsResult, GroupDescription, GroupOverview } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { assignPartitions } from '../consumer/assignment.js'

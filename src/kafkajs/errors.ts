@@ -1,7 +1,7 @@
 // KafkaJS's error classes, re-exported so `instanceof` works for errors thrown by either backend.
 // kafkajs is CommonJS and only some names are visible to ESM named imports: read them off the default export.
 // Each class is exported as a value and as a type, so user code can write both `instanceof X` and `e: X`.
-import kafkajs from 'kafkajs'
+import kafkajs from './upstream.js'
 import type * as K from 'kafkajs'
 
 export const {

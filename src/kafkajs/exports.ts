@@ -1,7 +1,7 @@
 // Everything `require('kafkajs')` exports except `Kafka` (the package entry adds its own), as the very
 // same objects, so code mixing both packages shares enums, codecs and error classes. Enum-like values
 // are exported as value + type so `level: logLevel` still type-checks against kafkajs's declarations.
-import kafkajs from 'kafkajs'
+import kafkajs from './upstream.js'
 import type * as K from 'kafkajs'
 import snappy from 'snappyjs'
 

@@ -1,6 +1,6 @@
 // A logger with KafkaJS's shape and semantics, so user-supplied logCreators (NestJS, kafkajs-dlq, ...)
 // receive exactly the entries they would get from kafkajs.
-import kafkajs from 'kafkajs'
+import kafkajs from './upstream.js'
 import type { LogEntry, Logger, logCreator as LogCreator, logLevel as LogLevel } from 'kafkajs'
 
 export const logLevel = kafkajs.logLevel

@@ -1,7 +1,7 @@
 // Partitioners in KafkaJS's ICustomPartitioner shape. The default follows DataHub's pgQueue rule
 // (CRC-32 of the key), so Java/Python DataHub producers and this library place a key identically.
 // kafkajs's own Partitioners (murmur2, Kafka-identical placement) are re-exported for users who want them.
-import kafkajs from 'kafkajs'
+import kafkajs from './upstream.js'
 import type { ICustomPartitioner, Message, PartitionMetadata, PartitionerArgs } from 'kafkajs'
 import { crc32 } from './crc32.js'
 

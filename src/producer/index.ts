@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import kafkajs from 'kafkajs'
+import kafkajs from '../kafkajs/upstream.js'
 import type { Logger, Message, Producer, ProducerBatch, ProducerConfig, ProducerRecord, RecordMetadata } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import type { PayloadCompression } from '../config/types.js'

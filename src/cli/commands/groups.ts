@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs'
+import kafkajs from '../../kafkajs/upstream.js'
 import { consumerLag, resetOffsets, type GroupLag } from '../../ops/lag.js'
 import { CONNECTION_OPTIONS, JSON_OPTION, UsageError, flag, int, positionals, str, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
