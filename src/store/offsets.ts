@@ -70,13 +70,14 @@ const sql = statements((t) => ({
   commitAsync: commitStatement(t, true),
   read: `
     SELECT topic_id::text AS "topicId", partition_id AS partition,
-           CASE WHEN committed_at IS NULL THEN '-1' ELSE offset_value::text END AS offset, metadata,
+           CASE WHEN committed_at IS NULL AND offset_value = start_offset THEN '-1' ELSE offset_value::text END AS offset, metadata,
            priority_offsets::text[] AS "priorityPositions"
     FROM ${t.consumerOffset}
     WHERE consumer_group = $1 AND topic_id = ANY($2::int8[])`,
   deleteForTopic: `DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2`,
-  // Where a member starts on partitions it just took: the committed offset, or for a group that never
-  // committed, the low (fromBeginning) or high watermark, written once so every later owner starts there too.
+  // Where a member starts on partitions it just took: the committed offset (ours or DataHub's: offset_value), or for
+  // a group that never committed, the low (fromBeginning) or high watermark, written once so every later owner starts
+  // there too. start_offset marks that value as a start, not a commit (read reports it as -1 until it moves).
   // The outer SELECT sees the snapshot before the INSERT: new rows come from ins, existing ones from o.
   start: `
     WITH p AS (
@@ -90,8 +91,8 @@ const sql = statements((t) => ({
         ORDER BY m.enqueue_seq LIMIT 1
       ) f ON true
     ), ins AS (
-      INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value)
-      SELECT $1, topic_id, partition_id, CASE WHEN from_beginning THEN low ELSE high END FROM w
+      INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value, start_offset)
+      SELECT $1, topic_id, partition_id, o, o FROM w, LATERAL (SELECT CASE WHEN from_beginning THEN low ELSE high END) AS x(o)
       ON CONFLICT (consumer_group, topic_id, partition_id) DO NOTHING
       RETURNING topic_id, partition_id, offset_value
     )
