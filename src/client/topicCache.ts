@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js'
-import { findTopics, insertTopics, seedLedger, type NewTopic, type TopicRow } from '../store/topics.js'
+import { findTopics, insertTopics, type NewTopic, type TopicRow } from '../store/topics.js'
 
 /**
  * Topic rows by name, refreshed after metadataMaxAge so a partition count raised elsewhere is seen (DataHub caches
@@ -31,12 +31,6 @@ export class TopicCache {
       found.set(row.name, row)
     }
     return found
-  }
-
-  /** A partition without a ledger row (topic made by another client): seed it, forget the cached row. */
-  async repair(db: Database, row: TopicRow): Promise<void> {
-    await seedLedger(db.pool, db.tables, row.id)
-    this.rows.delete(row.name)
   }
 
   forget(names?: string[]): void {

@@ -26,7 +26,9 @@ export const DEFAULTS = {
     // DataHub's 1000 ms is short for a Node pool under test load; kept for parity, override via options or env.
     connectionTimeoutMillis: 1000,
     leakTimeMinutes: 15,
-    statementTimeoutMillis: 0,
+    // no call of ours may wait forever: a statement is cancelled after a minute, a lock wait after 10 s (both retriable)
+    statementTimeoutMillis: 60 * 1000,
+    lockTimeoutMillis: 10 * 1000,
   },
   topicDefaults: {
     partitionCount: 2,

@@ -65,6 +65,8 @@ export function resolveConfig(options: PgQueueOptions = {}, env: NodeJS.ProcessE
       D.pool.leakTimeMinutes, int({ min: 0, note: '0 = no leak warnings' })),
     statementTimeoutMillis: pick(o.pool?.statementTimeoutMillis, 'pool.statementTimeoutMillis', 'STATEMENT_TIMEOUT_MS',
       D.pool.statementTimeoutMillis, int({ min: 0, max: MAX_MS, note: '0 = off' })),
+    lockTimeoutMillis: pick(o.pool?.lockTimeoutMillis, 'pool.lockTimeoutMillis', 'LOCK_TIMEOUT_MS',
+      D.pool.lockTimeoutMillis, int({ min: 0, max: MAX_MS, note: '0 = off' })),
   }
   if (pool.min > pool.max) {
     const minWhere = source(o.pool?.min, 'pool.min', env, `${P}MIN_CONNECTIONS`)?.where ?? `${P}MIN_CONNECTIONS`

@@ -39,6 +39,8 @@ export interface PoolConfig {
   leakTimeMinutes: number
   /** statement_timeout for pooled sessions, 0 = off (DATAHUB_PGQUEUE_STATEMENT_TIMEOUT_MS) */
   statementTimeoutMillis: number
+  /** lock_timeout for pooled sessions, 0 = off (DATAHUB_PGQUEUE_LOCK_TIMEOUT_MS) */
+  lockTimeoutMillis: number
 }
 
 export interface TopicDefaults {

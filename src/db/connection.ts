@@ -22,6 +22,7 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
     application_name: APPLICATION_NAME,
   }
   if (pool.statementTimeoutMillis > 0) poolConfig.statement_timeout = pool.statementTimeoutMillis
+  if (pool.lockTimeoutMillis > 0) poolConfig.lock_timeout = pool.lockTimeoutMillis
 
   switch (connection.source) {
     case 'embedded': {

@@ -47,12 +47,15 @@ export class Database {
     return client
   }
 
-  /** Runs fn inside BEGIN/COMMIT on one pooled client; ROLLBACK on error. */
+  /**
+   * Runs fn inside BEGIN/COMMIT on one pooled client; ROLLBACK on error. READ COMMITTED whatever the server's default:
+   * sequence allocation must see what committed before it took its lock.
+   */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.checkout()
     let broken = false
     try {
-      await client.query('BEGIN')
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
       const result = await fn(client)
       await client.query('COMMIT')
       return result

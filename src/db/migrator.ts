@@ -169,6 +169,8 @@ export async function migrate(client: ClientBase, opts: MigrateOptions): Promise
   let current = 'setup'
   await client.query('BEGIN')
   try {
+    // a migration may wait for another migrator and run long DDL: the pool's timeouts do not apply to it
+    await client.query('SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0')
     // lock first: CREATE SCHEMA IF NOT EXISTS itself races (unique violation) between sessions
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema, prefix)])
     // CREATE SCHEMA checks the database-level CREATE privilege even when the schema exists: a role that owns the

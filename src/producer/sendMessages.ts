@@ -37,7 +37,8 @@ export interface PartitionBatch {
 /**
  * Resolves topics (creating them when allowed), picks each message's partition and encodes the rows. Done once
  * per send, outside the retry loop, so a retry writes exactly the same batches to the same partitions. Batches
- * are in (topic id, partition) order so two concurrent multi-partition sends cannot deadlock.
+ * are in (topic id, partition) order: each statement takes its partition's advisory lock until commit, and taking
+ * them in one global order is what keeps two concurrent multi-partition sends from deadlocking.
  */
 export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts: SendOptions): Promise<PartitionBatch[]> {
   const names = [...new Set(batches.map((b) => b.topic))]
@@ -152,13 +153,8 @@ function writerFor(ctx: PgQueueContext, g: PartitionBatch): PartitionWriter {
 
 async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBatch): Promise<RecordMetadata> {
   const t = ctx.db.tables
-  let result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
-  if (result.firstSeq === null) {
-    // no ledger row: the topic was created by a client that does not keep one
-    await ctx.topics.repair(ctx.db, g.topic)
-    result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
-    if (result.firstSeq === null) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
-  }
+  // a partition without a ledger row (made by DataHub's clients) is seeded inside this statement's transaction
+  const result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
   return {
     topicName: g.topic.name,
     partition: g.partition,

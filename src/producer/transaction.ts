@@ -46,7 +46,9 @@ export class TransactionManager {
       client = await db.checkout()
       try {
         await registerTransaction(client, db.tables, id, this.epoch)
-        await client.query('BEGIN')
+        // explicit: offsets are assigned at COMMIT, which a REPEATABLE READ or SERIALIZABLE snapshot (a server
+        // default_transaction_isolation) cannot do
+        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
       } catch (e) {
         client.release(true)
         throw e

@@ -125,7 +125,7 @@ describe.sequential('ensureEmbeddedPostgres', () => {
   it('backs resolvePoolConfig for the embedded connection source', async () => {
     const config = {
       connection: { source: 'embedded' },
-      pool: { min: 0, max: 2, idleTimeoutMillis: 1000, maxLifetimeSeconds: 60, connectionTimeoutMillis: 5000, leakTimeMinutes: 15, statementTimeoutMillis: 0 },
+      pool: { min: 0, max: 2, idleTimeoutMillis: 1000, maxLifetimeSeconds: 60, connectionTimeoutMillis: 5000, leakTimeMinutes: 15, statementTimeoutMillis: 0, lockTimeoutMillis: 0 },
       embedded: { dataDir, port: 0 },
     } as PgQueueConfig
     const logs: string[] = []

@@ -63,7 +63,8 @@ describe('defaults', () => {
       maxLifetimeSeconds: 7200,
       connectionTimeoutMillis: 1000,
       leakTimeMinutes: 15,
-      statementTimeoutMillis: 0,
+      statementTimeoutMillis: 60_000,
+      lockTimeoutMillis: 10_000,
     })
     expect(c.consumerPoll).toEqual({ emptyPollSleepMs: 100, missingTopicSleepMs: 500, errorRecoverySleepMs: 1000, maxBatchMessages: 500 })
     expect(c.listen).toBe(true)
@@ -124,6 +125,7 @@ describe('environment', () => {
     [`${P}LEAK_TIME_MINUTES`]: '0',
     [`${P}WAIT_TIMEOUT_MILLIS`]: '5000',
     [`${P}STATEMENT_TIMEOUT_MS`]: '30000',
+    [`${P}LOCK_TIMEOUT_MS`]: '2500',
     [`${P}EMPTY_POLL_SLEEP_MS`]: '25',
     [`${P}MISSING_TOPIC_SLEEP_MS`]: '0',
     [`${P}ERROR_RECOVERY_SLEEP_MS`]: '2000',
@@ -171,6 +173,7 @@ describe('environment', () => {
       connectionTimeoutMillis: 5000,
       leakTimeMinutes: 0,
       statementTimeoutMillis: 30000,
+      lockTimeoutMillis: 2500,
     })
     expect(c.consumerPoll).toEqual({ emptyPollSleepMs: 25, missingTopicSleepMs: 0, errorRecoverySleepMs: 2000, maxBatchMessages: 1 })
     expect(c.listen).toBe(false)
@@ -283,6 +286,7 @@ describe('validation of variables', () => {
     ['LEAK_TIME_MINUTES', ['15m']],
     ['WAIT_TIMEOUT_MILLIS', ['-1', '2147483648']],
     ['STATEMENT_TIMEOUT_MS', ['-1']],
+    ['LOCK_TIMEOUT_MS', ['-1']],
     ['EMPTY_POLL_SLEEP_MS', ['-1', '0.5']],
     ['MISSING_TOPIC_SLEEP_MS', ['abc']],
     ['ERROR_RECOVERY_SLEEP_MS', ['']],

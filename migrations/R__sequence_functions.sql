@@ -1,0 +1,226 @@
+-- Sequence allocation shared with DataHub's own producers (docs/decisions/002). DataHub takes
+-- pg_advisory_xact_lock(<key of topic:partition>) and writes MAX(enqueue_seq)+1 without touching our ledger; every
+-- write of ours takes the same lock, in (topic_id, partition_id) order, and allocates from the ledger, which the
+-- triggers below keep above every stored row (DataHub's included). Sequence order is commit order: the lock is held
+-- until the writer's transaction ends. Only READ COMMITTED writers: a statement inside a plpgsql function sees what
+-- committed before it, so a query made after taking the lock sees the previous holder's rows.
+-- Every function runs with search_path pinned to pg_catalog, the queue schema, pg_temp, and qualifies every name.
+
+-- DataHub's key (reference §3, test vectors §12): the first 8 bytes of SHA-256("<topicId>:<partitionId>") as an
+-- unsigned big-endian integer, mod 2^62 (= its low 62 bits, so the signed reading masked gives the same number).
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id bigint, p_partition int)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+    SELECT ('x' || left(encode(sha256(convert_to(p_topic_id::text || ':' || p_partition::text, 'UTF8')), 'hex'), 16))::bit(64)::bigint
+           & 4611686018427387903
+$fn$;
+
+-- Takes p_count seqs of one partition under DataHub's lock; returns the first. A partition with no ledger row (made
+-- by a client that keeps none) is seeded here, in the writer's own transaction, past its stored rows.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id bigint, p_partition int, p_count bigint)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    first_seq bigint;
+BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition));
+    UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq s SET next_seq = s.next_seq + p_count
+    WHERE s.topic_id = p_topic_id AND s.partition_id = p_partition
+    RETURNING s.next_seq - p_count INTO first_seq;
+    IF first_seq IS NULL THEN
+        INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq AS s (topic_id, partition_id, next_seq)
+        VALUES (p_topic_id, p_partition,
+                COALESCE(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(p_topic_id, p_partition), 0) + 1 + p_count)
+        ON CONFLICT (topic_id, partition_id) DO UPDATE SET next_seq = s.next_seq + p_count
+        RETURNING s.next_seq - p_count INTO first_seq;
+    END IF;
+    RETURN first_seq;
+END
+$fn$;
+
+-- A send's allocation (one call per partition and statement). Idempotent producers pass their id and the batch's last
+-- sequence: the duplicate check runs after the lock is held, so a retry that waited behind its own first attempt
+-- (whose connection dropped) sees that attempt's commit and is answered with its offsets instead of writing twice.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___allocate_seq(
+    p_topic_id bigint, p_partition int, p_count bigint, p_producer_id text DEFAULT NULL, p_last_sequence bigint DEFAULT NULL)
+RETURNS TABLE (first_seq bigint, duplicate boolean)
+LANGUAGE plpgsql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    seq bigint;
+BEGIN
+    IF p_producer_id IS NOT NULL THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition));
+        SELECT ps.last_base_seq INTO seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___producer_sequence ps
+        WHERE ps.producer_id = p_producer_id AND ps.topic_id = p_topic_id AND ps.partition_id = p_partition
+          AND ps.last_sequence >= p_last_sequence;
+        IF FOUND THEN
+            RETURN QUERY SELECT seq, true;
+            RETURN;
+        END IF;
+    END IF;
+    seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id, p_partition, p_count);
+    IF p_producer_id IS NOT NULL THEN
+        INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___producer_sequence AS ps
+            (producer_id, topic_id, partition_id, last_sequence, last_base_seq)
+        VALUES (p_producer_id, p_topic_id, p_partition, p_last_sequence, seq)
+        ON CONFLICT (producer_id, topic_id, partition_id) DO UPDATE
+            SET last_sequence = EXCLUDED.last_sequence, last_base_seq = EXCLUDED.last_base_seq, updated_at = pg_catalog.now();
+    END IF;
+    RETURN QUERY SELECT seq, false;
+END
+$fn$;
+
+-- Name of the transaction-local setting listing the partitions ("topic:partition,...") that hold this transaction's
+-- provisional rows; 'done' once they are numbered. One per schema + prefix.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___pending_setting()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+    SELECT 'pgqueue.pending_' || left(md5('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX__'), 16)
+$fn$;
+
+-- Called by a send inside a caller's transaction, before its provisional rows are inserted: refuses isolation levels
+-- whose snapshot would make the commit-time allocation fail (40001) or miss rows committed meanwhile, and records the
+-- partition for the commit-time numbering.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___defer_partition(p_topic_id bigint, p_partition int)
+RETURNS boolean
+LANGUAGE plpgsql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    setting constant text := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___pending_setting();
+    entry constant text := p_topic_id::text || ':' || p_partition::text;
+    pending text := pg_catalog.current_setting(setting, true);
+    isolation constant text := pg_catalog.current_setting('transaction_isolation');
+BEGIN
+    IF isolation <> 'read committed' THEN
+        RAISE EXCEPTION 'kafkajs-pgqueue: sending inside a % transaction is not supported; use READ COMMITTED', upper(isolation)
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Offsets are assigned at COMMIT from state other transactions change; a REPEATABLE READ or '
+                      || 'SERIALIZABLE snapshot cannot see it (docs/compatibility.md, "Transactions and the outbox").';
+    END IF;
+    IF pending IS NULL OR pending IN ('', 'done') THEN
+        pending := entry;
+    ELSIF pg_catalog.strpos(',' || pending || ',', ',' || entry || ',') = 0 THEN
+        pending := pending || ',' || entry;
+    ELSE
+        RETURN true;
+    END IF;
+    PERFORM pg_catalog.set_config(setting, pending, true);
+    RETURN true;
+END
+$fn$;
+
+-- The deferred constraint trigger of V008: at COMMIT the first event numbers every provisional row of this
+-- transaction, partition by partition in (topic_id, partition_id) order whatever order they were written in, so two
+-- committing transactions always take the locks in the same order and cannot deadlock. Later events return at once.
+-- Provisional values decrease in insertion order, so a transaction's rows keep their order within a partition.
+-- Uncommitted rows of other transactions are invisible here: only this transaction's rows are touched.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___assign_deferred_seq()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    setting constant text := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___pending_setting();
+    pending text := pg_catalog.current_setting(setting, true);
+    part record;
+    n bigint;
+    first_seq bigint;
+BEGIN
+    IF pending = 'done' THEN
+        RETURN NULL;
+    END IF;
+    -- no list: rows queued by a writer of an older version; number this row's partition
+    IF pending IS NULL OR pending = '' THEN
+        pending := NEW.topic_id::text || ':' || NEW.partition_id::text;
+    END IF;
+    FOR part IN
+        SELECT DISTINCT pg_catalog.split_part(e, ':', 1)::bigint AS topic_id, pg_catalog.split_part(e, ':', 2)::int AS partition_id
+        FROM pg_catalog.unnest(pg_catalog.string_to_array(pending, ',')) AS e
+        ORDER BY 1, 2
+    LOOP
+        SELECT count(*) INTO n FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
+        WHERE m.topic_id = part.topic_id AND m.partition_id = part.partition_id AND m.enqueue_seq < 0;
+        CONTINUE WHEN n = 0;
+        first_seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(part.topic_id, part.partition_id, n);
+        UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m SET enqueue_seq = first_seq + p.rn - 1
+        FROM (
+            SELECT x.id, x.enqueued_at, row_number() OVER (ORDER BY x.enqueue_seq DESC) AS rn
+            FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message x
+            WHERE x.topic_id = part.topic_id AND x.partition_id = part.partition_id AND x.enqueue_seq < 0
+        ) p
+        WHERE m.id = p.id AND m.enqueued_at = p.enqueued_at;
+    END LOOP;
+    PERFORM pg_catalog.set_config(setting, 'done', true);
+    RETURN NULL;
+END
+$fn$;
+
+-- Statement trigger on message inserts: rows written by DataHub's producers (MAX+1 under the advisory lock, no
+-- ledger update) move the ledger past them, in their own transaction and under the lock they hold, so watermarks,
+-- commits, start positions and our next allocation all see them. Our own rows are already below next_seq (no write).
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___advance_ledger()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+BEGIN
+    INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq AS s (topic_id, partition_id, next_seq)
+    SELECT i.topic_id, i.partition_id, max(i.enqueue_seq) + 1
+    FROM inserted_rows i
+    WHERE i.enqueue_seq > 0
+    GROUP BY i.topic_id, i.partition_id
+    ORDER BY 1, 2
+    ON CONFLICT (topic_id, partition_id) DO UPDATE SET next_seq = EXCLUDED.next_seq
+        WHERE s.next_seq < EXCLUDED.next_seq;
+    RETURN NULL;
+END
+$fn$;
+
+-- Row trigger on the topic catalogue: topics and partitions that only DataHub's clients created (ensure_topic, its
+-- partition-count upsert) get their ledger rows in the creating transaction, past any rows already stored there.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___seed_topic_ledger()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+BEGIN
+    INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq (topic_id, partition_id, next_seq)
+    SELECT NEW.id, p, COALESCE(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(NEW.id, p), 0) + 1
+    FROM pg_catalog.generate_series(CASE WHEN TG_OP = 'UPDATE' THEN OLD.partition_count ELSE 0 END, NEW.partition_count - 1) AS p
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$fn$;
+
+REVOKE ALL ON FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___assign_deferred_seq() FROM PUBLIC;
+REVOKE ALL ON FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___advance_ledger() FROM PUBLIC;
+REVOKE ALL ON FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___seed_topic_ledger() FROM PUBLIC;
+
+DROP TRIGGER IF EXISTS __PGQUEUE_PREFIX___advance_ledger ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message;
+CREATE TRIGGER __PGQUEUE_PREFIX___advance_ledger
+    AFTER INSERT ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message
+    REFERENCING NEW TABLE AS inserted_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___advance_ledger();
+
+DROP TRIGGER IF EXISTS __PGQUEUE_PREFIX___seed_topic_ledger ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___topic;
+CREATE TRIGGER __PGQUEUE_PREFIX___seed_topic_ledger
+    AFTER INSERT ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___topic
+    FOR EACH ROW EXECUTE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___seed_topic_ledger();
+
+DROP TRIGGER IF EXISTS __PGQUEUE_PREFIX___seed_grown_ledger ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___topic;
+CREATE TRIGGER __PGQUEUE_PREFIX___seed_grown_ledger
+    AFTER UPDATE OF partition_count ON __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___topic
+    FOR EACH ROW WHEN (NEW.partition_count > OLD.partition_count)
+    EXECUTE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___seed_topic_ledger();
