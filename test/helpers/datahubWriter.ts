@@ -13,13 +13,28 @@ export function datahubLockKey(topicId: string | number | bigint, partition: num
 }
 
 export interface DataHubWriter {
+  /** DataHub's topic upsert (ensure_topic): the partition count never shrinks; returns the topic id */
+  ensureTopic(name: string, partitionCount: number): Promise<string>
   /** one message (DataHub's enqueue): returns the enqueue_seq it got */
   enqueue(topicId: string, partition: number, routingKey: string, payload: Buffer): Promise<string>
 }
 
 export function datahubWriter(client: pg.ClientBase, schema: string, prefix = 'metadata_queue'): DataHubWriter {
   const message = `${quoteIdent(schema)}.${quoteIdent(`${prefix}_message`)}`
+  const topic = `${quoteIdent(schema)}.${quoteIdent(`${prefix}_topic`)}`
   return {
+    async ensureTopic(name, partitionCount) {
+      const res = await client.query<{ id: string }>(
+        `INSERT INTO ${topic} AS t (topic_name, partition_count, retention_max_age_seconds, max_rows_per_topic, max_total_payload_bytes,
+                                    aggressive_retention)
+         VALUES ($1, $2, 604800, 0, 0, false)
+         ON CONFLICT (topic_name) DO UPDATE SET partition_count = GREATEST(1, EXCLUDED.partition_count, t.partition_count,
+           COALESCE((SELECT MAX(m.partition_id) FROM ${message} m WHERE m.topic_id = t.id), -1) + 1)
+         RETURNING id::text`,
+        [name, partitionCount],
+      )
+      return res.rows[0].id
+    },
     async enqueue(topicId, partition, routingKey, payload) {
       await client.query('BEGIN')
       try {
