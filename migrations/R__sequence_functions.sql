@@ -34,7 +34,8 @@ BEGIN
     IF first_seq IS NULL THEN
         INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq AS s (topic_id, partition_id, next_seq)
         VALUES (p_topic_id, p_partition,
-                COALESCE(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(p_topic_id, p_partition), 0) + 1 + p_count)
+                -- GREATEST: this transaction's own provisional rows (negative) are visible here
+                GREATEST(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(p_topic_id, p_partition), 0) + 1 + p_count)
         ON CONFLICT (topic_id, partition_id) DO UPDATE SET next_seq = s.next_seq + p_count
         RETURNING s.next_seq - p_count INTO first_seq;
     END IF;
@@ -197,7 +198,7 @@ SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
 BEGIN
     INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq (topic_id, partition_id, next_seq)
-    SELECT NEW.id, p, COALESCE(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(NEW.id, p), 0) + 1
+    SELECT NEW.id, p, GREATEST(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(NEW.id, p), 0) + 1
     FROM pg_catalog.generate_series(CASE WHEN TG_OP = 'UPDATE' THEN OLD.partition_count ELSE 0 END, NEW.partition_count - 1) AS p
     ON CONFLICT DO NOTHING;
     RETURN NULL;
