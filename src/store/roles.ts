@@ -85,7 +85,7 @@ const WRITER_SEQUENCES = ['provisional_seq']
  * Functions (by suffix) the runtime calls, run as their owner (the admin role). Their bodies schema-qualify every
  * name; a function made SECURITY DEFINER by a migration must be listed here too, or createRoles makes it INVOKER.
  */
-const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq', 'allocate_seq', 'advance_ledger', 'seed_topic_ledger']
+const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq', 'allocate_seq', 'defer_partition', 'advance_ledger', 'seed_topic_ledger']
 
 /** Functions (by suffix) writer and reader may call. */
 const RUNTIME_FUNCTIONS = ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition']
