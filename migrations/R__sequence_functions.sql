@@ -17,9 +17,38 @@ AS $fn$
            & 4611686018427387903
 $fn$;
 
+-- DataHub's lock for one partition, held to the end of the transaction. p_holding: the transaction already holds
+-- other partitions' locks (the commit-time numbering of several partitions). Ours are all taken in one order, but
+-- DataHub's enqueue_batch takes its locks in message order, so a wait while holding may be half of a cycle with it:
+-- such a wait is bounded by half of deadlock_timeout, so that we, not DataHub's producer, give up (55P03, retriable)
+-- before PostgreSQL's detector picks a victim.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id bigint, p_partition int, p_holding boolean)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    key constant bigint := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition);
+    previous text;
+    bound bigint;
+BEGIN
+    IF NOT p_holding THEN
+        PERFORM pg_catalog.pg_advisory_xact_lock(key);
+    ELSIF NOT pg_catalog.pg_try_advisory_xact_lock(key) THEN
+        previous := pg_catalog.current_setting('lock_timeout');
+        bound := greatest(10, (extract(epoch FROM pg_catalog.current_setting('deadlock_timeout')::interval) * 500)::bigint);
+        IF previous = '0' OR (extract(epoch FROM previous::interval) * 1000)::bigint > bound THEN
+            PERFORM pg_catalog.set_config('lock_timeout', bound::text, true);
+        END IF;
+        PERFORM pg_catalog.pg_advisory_xact_lock(key);
+        PERFORM pg_catalog.set_config('lock_timeout', previous, true);
+    END IF;
+END
+$fn$;
+
 -- Takes p_count seqs of one partition under DataHub's lock; returns the first. A partition with no ledger row (made
 -- by a client that keeps none) is seeded here, in the writer's own transaction, past its stored rows.
-CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id bigint, p_partition int, p_count bigint)
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id bigint, p_partition int, p_count bigint, p_holding boolean)
 RETURNS bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
@@ -27,7 +56,7 @@ AS $fn$
 DECLARE
     first_seq bigint;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition));
+    PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id, p_partition, p_holding);
     UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq s SET next_seq = s.next_seq + p_count
     WHERE s.topic_id = p_topic_id AND s.partition_id = p_partition
     RETURNING s.next_seq - p_count INTO first_seq;
@@ -56,7 +85,7 @@ DECLARE
     seq bigint;
 BEGIN
     IF p_producer_id IS NOT NULL THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition));
+        PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id, p_partition, false);
         SELECT ps.last_base_seq INTO seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___producer_sequence ps
         WHERE ps.producer_id = p_producer_id AND ps.topic_id = p_topic_id AND ps.partition_id = p_partition
           AND ps.last_sequence >= p_last_sequence;
@@ -65,7 +94,7 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id, p_partition, p_count);
+    seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_id, p_partition, p_count, false);
     IF p_producer_id IS NOT NULL THEN
         INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___producer_sequence AS ps
             (producer_id, topic_id, partition_id, last_sequence, last_base_seq)
@@ -136,6 +165,7 @@ DECLARE
     part record;
     n bigint;
     first_seq bigint;
+    holding boolean := false;
 BEGIN
     IF pending = 'done' THEN
         RETURN NULL;
@@ -152,7 +182,8 @@ BEGIN
         SELECT count(*) INTO n FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
         WHERE m.topic_id = part.topic_id AND m.partition_id = part.partition_id AND m.enqueue_seq < 0;
         CONTINUE WHEN n = 0;
-        first_seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(part.topic_id, part.partition_id, n);
+        first_seq := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(part.topic_id, part.partition_id, n, holding);
+        holding := true;
         UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m SET enqueue_seq = first_seq + p.rn - 1
         FROM (
             SELECT x.id, x.enqueued_at, row_number() OVER (ORDER BY x.enqueue_seq DESC) AS rn

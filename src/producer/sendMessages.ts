@@ -37,8 +37,7 @@ export interface PartitionBatch {
 /**
  * Resolves topics (creating them when allowed), picks each message's partition and encodes the rows. Done once
  * per send, outside the retry loop, so a retry writes exactly the same batches to the same partitions. Batches
- * are in (topic id, partition) order: each statement takes its partition's advisory lock until commit, and taking
- * them in one global order is what keeps two concurrent multi-partition sends from deadlocking.
+ * are in (topic id, partition) order.
  */
 export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts: SendOptions): Promise<PartitionBatch[]> {
   const names = [...new Set(batches.map((b) => b.topic))]
@@ -48,27 +47,16 @@ export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts:
 }
 
 /**
- * Writes planned batches, one statement per (topic, partition). With `client` the statements join the caller's
- * transaction; otherwise a single partition is one autocommit statement and several share one transaction.
- * Single-partition sends of this process that arrive while a write to the same partition is in flight are
- * coalesced into the next statement (see PartitionWriter).
+ * Writes planned batches, one autocommit statement per (topic, partition), partitions in parallel. A send to several
+ * partitions is not atomic (neither is Kafka's produce request): each partition's write holds only its own lock, so
+ * it can never be half of a lock cycle with another writer, DataHub's enqueue_batch (which locks in message order)
+ * included. Sends of this process to one partition that arrive while a write to it is in flight are coalesced into
+ * the next statement (see PartitionWriter); idempotent batches carry their own producer sequence and go one by one.
  */
-export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[], client?: Queryable): Promise<RecordMetadata[]> {
+export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
   if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
-  const write = async (q: Queryable) => {
-    const out: RecordMetadata[] = []
-    for (const g of plan) out.push(await writePartition(ctx, q, g))
-    return out
-  }
-  if (client) return write(client)
-  if (plan.length === 1) {
-    const g = plan[0]
-    // idempotent batches carry their own producer sequence: they are written one by one
-    if (g.sequence) return write(ctx.db.pool)
-    return [await writerFor(ctx, g).write(g)]
-  }
-  return ctx.db.transaction(write)
+  return Promise.all(plan.map((g) => (g.sequence ? writePartition(ctx, ctx.db.pool, g) : writerFor(ctx, g).write(g))))
 }
 
 /** Most rows and payload bytes one coalesced statement carries. */
@@ -153,7 +141,7 @@ function writerFor(ctx: PgQueueContext, g: PartitionBatch): PartitionWriter {
 
 async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBatch): Promise<RecordMetadata> {
   const t = ctx.db.tables
-  // a partition without a ledger row (made by DataHub's clients) is seeded inside this statement's transaction
+  // a partition without a ledger row (made by DataHub's clients) is seeded inside this statement
   const result = await enqueuePartition(q, t, g.topic.id, g.partition, g.rows, g.sequence)
   return {
     topicName: g.topic.name,

@@ -11,8 +11,7 @@ const f = useSharingFixture('dh_seq')
 const PER_WRITER = Number(process.env.DATAHUB_SCENARIO_COUNT ?? 400)
 
 describe('DataHub and library writers on one topic', () => {
-  // it.fails until `write` lands its part of #16 on main
-  it.fails('never reuse a sequence number and leave no gap; fresh groups of both families read every row', async () => {
+  it('never reuse a sequence number and leave no gap; fresh groups of both families read every row', async () => {
     const topic = await f.createTopic(4, 'shared-seq')
     const writers: Writer[] = []
     for (let i = 0; i < 4; i++) {
