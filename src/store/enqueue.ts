@@ -43,6 +43,8 @@ const sql = statements((t) => ({
     ), ins AS (${insertRows(t)}
     )
     SELECT (SELECT first_seq FROM seq)::text AS first_seq, false AS duplicate,
+           (SELECT m.enqueue_seq FROM ${t.message} m WHERE m.topic_id = $1 AND m.partition_id = $2
+            ORDER BY m.enqueue_seq LIMIT 1)::text AS low_seq,
            (extract(epoch FROM now()) * 1000)::int8::text AS append_ms,
            pg_notify($14, $1::text)`,
   // The idempotent form: $15 producer id, $16 the batch's last producer sequence. A batch this producer already
@@ -65,6 +67,8 @@ const sql = statements((t) => ({
     )
     SELECT COALESCE((SELECT first_seq FROM seq), (SELECT last_base_seq FROM dup))::text AS first_seq,
            EXISTS (SELECT 1 FROM dup) AS duplicate,
+           (SELECT m.enqueue_seq FROM ${t.message} m WHERE m.topic_id = $1 AND m.partition_id = $2
+            ORDER BY m.enqueue_seq LIMIT 1)::text AS low_seq,
            (extract(epoch FROM now()) * 1000)::int8::text AS append_ms,
            pg_notify($14, $1::text)`,
 }))
@@ -81,6 +85,8 @@ export interface EnqueueResult {
   /** the batch had been written before (idempotent retry) */
   duplicate: boolean
   appendTimeMs: string
+  /** the partition's first stored seq before this write (the log start), null when it held no rows */
+  lowSeq: string | null
 }
 
 export async function enqueuePartition(
@@ -118,7 +124,7 @@ export async function enqueuePartition(
     headers[i] = m.headers
     timestamps[i] = m.timestamp
   }
-  const res = await run<{ first_seq: string | null; duplicate: boolean; append_ms: string }>(db, statement, [
+  const res = await run<{ first_seq: string | null; duplicate: boolean; append_ms: string; low_seq: string | null }>(db, statement, [
     topicId,
     partition,
     n,
@@ -136,5 +142,5 @@ export async function enqueuePartition(
     ...(idempotence ? [idempotence.producerId, idempotence.lastSequence] : []),
   ])
   const row = res.rows[0]
-  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms }
+  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms, lowSeq: row.low_seq }
 }
