@@ -41,6 +41,7 @@ export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numParti
     maxTotalPayloadBytes: d.maxTotalPayloadBytes,
     aggressiveRetention: d.aggressiveRetention,
     config: {},
+    contentTypeMime: d.contentTypeMime,
   }
 }
 
