@@ -75,6 +75,7 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
     partition_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
     consumer_registration: ['SELECT', 'INSERT', 'UPDATE'], // DataHub's registration, kept alive by heartbeats
     message_group_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // DataHub clients' per-message leases and ack markers
+    delivery_attempt: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // failed attempts counted by the dead-letter extension
   },
 }
 
