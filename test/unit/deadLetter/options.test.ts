@@ -1,3 +1,4 @@
+import type { KafkaMessage } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 import { DLT_HEADERS, deadLetterHeaders, originOf, originalHeaders } from '../../../src/deadLetter/headers.js'
 import { resolveOptions, retryDelay } from '../../../src/deadLetter/options.js'
@@ -37,11 +38,8 @@ describe('retry delay', () => {
 })
 
 describe('dead-letter headers', () => {
-  const source = {
-    topic: 'orders',
-    partition: 2,
-    message: { key: null, value: Buffer.from('x'), offset: '41', timestamp: '1700000000000', attributes: 0, size: 0, headers: { trace: 'abc' } },
-  }
+  const message: KafkaMessage = { key: null, value: Buffer.from('x'), offset: '41', timestamp: '1700000000000', attributes: 0, headers: { trace: 'abc' } }
+  const source = { topic: 'orders', partition: 2, message }
   it('keep the original headers and name the origin and the error', () => {
     const h = deadLetterHeaders(source, 'billing', 3, new RangeError('too big'))
     expect(h.trace).toBe('abc')
