@@ -3,6 +3,7 @@
 import type { FetchOffsetsPartition, Logger, SeekEntry } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { validateOffsetEntry } from '../consumer/validation.js'
+import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
 import { commitOffsets, readOffsets, type OffsetCommit } from '../store/offsets.js'
@@ -51,6 +52,7 @@ export interface FetchOffsetsRequest {
 export async function fetchOffsets(ctx: PgQueueContext, logger: Logger, req: FetchOffsetsRequest): Promise<TopicOffsets[]> {
   const { groupId, resolveOffsets = false } = req ?? ({} as FetchOffsetsRequest)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   const topics = req.topics ?? []
   if (!Array.isArray(topics)) fail('Expected topics array to be set')
   topics.forEach(checkTopic)
@@ -107,6 +109,7 @@ export interface SetOffsetsRequest {
 export async function setOffsets(ctx: PgQueueContext, logger: Logger, req: SetOffsetsRequest): Promise<void> {
   const { groupId, topic, partitions } = req ?? ({} as SetOffsetsRequest)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   if (!topic) fail(`Invalid topic ${topic}`)
   if (!partitions || partitions.length === 0) fail('Invalid partitions')
   const row = await requireTopic(ctx, topic)
@@ -142,6 +145,7 @@ async function writeOffsets(ctx: PgQueueContext, logger: Logger, groupId: string
 export async function resetOffsets(ctx: PgQueueContext, logger: Logger, req: { groupId: string; topic: string; earliest?: boolean }): Promise<void> {
   const { groupId, topic, earliest = false } = req ?? ({} as typeof req)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   if (!topic) fail(`Invalid topic ${topic}`)
   const row = await requireTopic(ctx, topic)
   const offset = earliest ? EARLIEST : LATEST

@@ -102,7 +102,12 @@ export function validateTopicName(name: unknown): asserts name is string {
 // No ASCII/C1 control characters: they break logs and are refused by Kafka tooling.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/
 
-/** Consumer groupId: KafkaJS's message for falsy values, then length and control-character limits. */
+/**
+ * A consumer group id, wherever one comes in (consumer, sendOffsets, admin, the ops API): KafkaJS's message for
+ * falsy values, then what the offsets table can hold and tell apart: at most 255 characters, no control characters
+ * (NUL included), well-formed Unicode (node-postgres would send an unpaired surrogate as U+FFFD, so "a\ud800b" and
+ * "a\udfffb" would be one group), the rule transactional ids follow.
+ */
 export function validateGroupId(groupId: unknown): asserts groupId is string {
   if (!groupId || typeof groupId !== 'string') fail('Consumer groupId must be a non-empty string.')
   const id = groupId as string
@@ -110,6 +115,7 @@ export function validateGroupId(groupId: unknown): asserts groupId is string {
     fail(`Consumer groupId must be at most ${MAX_GROUP_ID_LENGTH} characters, got ${id.length}`)
   }
   if (CONTROL_CHARS.test(id)) fail(`Consumer groupId ${JSON.stringify(id)} must not contain control characters`)
+  if (!id.isWellFormed()) fail(`Consumer groupId ${JSON.stringify(id)} must be well-formed Unicode (no unpaired surrogates)`)
 }
 
 /** clientId is optional (kafkajs defaults it to 'kafkajs'); when given it must be a printable string. */
