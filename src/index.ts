@@ -28,6 +28,7 @@ export {
   deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, originOf, originalHeaders,
   type DeadLetterHandler, type DeadLetterOptions, type BackoffOptions, type DeadLetterEvent, type DeadLetterEventPayload, type Origin,
 } from './deadLetter/index.js'
+export { readDeadLetters, replayDeadLetters, type DeadLetterEntry } from './deadLetter/browse.js'
 // operations: health, lag, offset reset, registrations, metrics, the HTTP API (docs/operations.md)
 export * from './ops/index.js'
 

@@ -3,7 +3,7 @@
 // the partition moves on in order.
 import type { Kafka } from 'kafkajs';
 import { describe, expect } from 'vitest';
-import { deadLetter, DLT_HEADERS, type BackoffOptions, type DeadLetterEvent } from '../../src/index.js';
+import { deadLetter, DLT_HEADERS, readDeadLetters, replayDeadLetters, type BackoffOptions, type DeadLetterEvent } from '../../src/index.js';
 import { Collector, backendName, contract, once, uniqueName, waitFor, type Scope } from '../harness.js';
 
 const FAST_BACKOFF = { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 };
@@ -159,5 +159,27 @@ describe('dead-letter extension', () => {
     const [dead] = await dlqMessages(t, `${topic}.dlq`, 1);
     expect(dead!.headers[DLT_HEADERS.attempts]).toBe('3');
     await second.dl.disconnect();
+  });
+
+  contract('readDeadLetters lists the entries with their origin; replayDeadLetters sends one back to its partition', async (t) => {
+    const topic = await t.topic(2, 'dlq_replay');
+    await t.createTopics([{ topic: `${topic}.dlq`, numPartitions: 1 }]);
+    const producer = await t.producer();
+    await producer.send({ topic, messages: [{ partition: 1, key: 'k', value: 'bad', headers: { h: 'v' } }] });
+    const run = await runWithDeadLetter(t, topic, { bad: 2 }, { maxAttempts: 2 });
+    await once((l) => run.dl.on(run.dl.events.DEAD_LETTER, () => l(undefined)), { message: 'dead-lettered' });
+    const kafka = (await t.kafka()) as Kafka;
+
+    const entries = await readDeadLetters(kafka, `${topic}.dlq`);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.origin).toMatchObject({ topic, partition: 1, offset: '0', group: run.groupId, attempts: 2, errorClass: 'TypeError' });
+
+    // the handler now succeeds (it failed twice only): the replayed message is handled from its own partition
+    expect(await replayDeadLetters(kafka, entries)).toBe(1);
+    const [again] = await run.handled.waitForCount(1);
+    expect(again).toMatchObject({ partition: 1, offset: '1', key: 'k', value: 'bad' });
+    expect(String(again!.headers.h)).toBe('v');
+    expect(again!.headers[DLT_HEADERS.topic]).toBeUndefined();
+    await run.dl.disconnect();
   });
 });
