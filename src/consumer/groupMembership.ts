@@ -9,6 +9,7 @@ import { announceMembershipChange, heartbeat, leaveGroup } from '../store/member
 import { claimStartPositions, type StartPosition } from '../store/offsets.js'
 import type { TopicRow } from '../store/topics.js'
 import { assignPartitions, type MemberAssignment } from './assignment.js'
+import { refuseGroupSharedWithDataHub } from './dataHubGuard.js'
 import { PartitionState } from './partitionState.js'
 
 export interface Subscription {
@@ -123,6 +124,7 @@ export class GroupMembership {
     const db = ctx.db
     this.needsSync = false
     this.topicRows = await ctx.topics.get(db, [...this.o.subscriptions.keys()])
+    await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds)
     const me = { memberId: this.memberId, topics: [...this.topicRows.keys()] }
     const others = await heartbeat(db.pool, ctx.tables, {
       group: groupId,

@@ -79,7 +79,8 @@ export class Runner {
         await this.consume()
       } catch (e) {
         if (!this.running) return
-        const err = isRetriableHandlerError(e) ? (e as Error) : new KafkaJSNonRetriableError(e as Error)
+        // the cause stays reachable (e.g. a typed protocol error refusing the group), as in KafkaJS's crashes
+        const err = isRetriableHandlerError(e) ? (e as Error) : Object.assign(new KafkaJSNonRetriableError(e as Error), { cause: e })
         this.o.logger.error(`Error while consuming: ${(e as Error)?.message ?? e}`, { groupId: this.o.groupId })
         if (!isRetriableHandlerError(e)) bail(err)
         throw err

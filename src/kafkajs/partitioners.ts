@@ -3,7 +3,7 @@
 // kafkajs's own Partitioners (murmur2, Kafka-identical placement) are re-exported for users who want them.
 import kafkajs from './upstream.js'
 import type { ICustomPartitioner, Message, PartitionMetadata, PartitionerArgs } from 'kafkajs'
-import { crc32 } from './crc32.js'
+import { crc32 } from 'node:zlib'
 
 export const Partitioners = kafkajs.Partitioners
 export type { ICustomPartitioner, PartitionerArgs, PartitionMetadata }

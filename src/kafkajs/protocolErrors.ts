@@ -8,6 +8,7 @@ const PROTOCOL_ERRORS = {
   OFFSET_OUT_OF_RANGE: { code: 1, retriable: false, message: 'The requested offset is not within the range of offsets maintained by the server' },
   UNKNOWN_TOPIC_OR_PARTITION: { code: 3, retriable: true, message: 'This server does not host this topic-partition' },
   INVALID_TOPIC_EXCEPTION: { code: 17, retriable: false, message: 'The request attempted to perform an operation on an invalid topic' },
+  INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false, message: "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list" },
   ILLEGAL_GENERATION: { code: 22, retriable: false, message: 'Specified group generation id is not valid' },
   UNKNOWN_MEMBER_ID: { code: 25, retriable: false, message: 'The coordinator is not aware of this member' },
   REBALANCE_IN_PROGRESS: { code: 27, retriable: false, message: 'The group is rebalancing, so a rejoin is needed' },
@@ -21,8 +22,10 @@ const PROTOCOL_ERRORS = {
 
 export type ProtocolErrorType = keyof typeof PROTOCOL_ERRORS
 
-export function protocolError(type: ProtocolErrorType): InstanceType<typeof KafkaJSProtocolError> {
-  const { code, retriable, message } = PROTOCOL_ERRORS[type]
+/** `detail`, when given, follows KafkaJS's message: what this backend knows about the case (e.g. which group). */
+export function protocolError(type: ProtocolErrorType, detail?: string): InstanceType<typeof KafkaJSProtocolError> {
+  const { code, retriable } = PROTOCOL_ERRORS[type]
+  const message = detail ? `${PROTOCOL_ERRORS[type].message}: ${detail}` : PROTOCOL_ERRORS[type].message
   // KafkaJSProtocolError reads type, code, retriable and message off its argument
   return new KafkaJSProtocolError({ type, code, retriable, message } as unknown as Error)
 }

@@ -28,7 +28,7 @@ export interface MaintenanceOptions {
   batchDeleteLimit?: number
   /** batches per topic (or partition) and policy in one run; the rest waits for the next run. Default 200 */
   maxBatchesPerStep?: number
-  /** how long a partition drop waits for the message table's lock before giving up until the next run */
+  /** how long a partition drop waits for the message table's lock before giving up until the next run (200 ms) */
   dropLockTimeoutMs?: number
   /** VACUUM the partitions (and the lease table) after deleting rows; default true */
   vacuum?: boolean
@@ -59,16 +59,18 @@ export interface CompletedMaintenance {
   offsetsAdvanced: number
   expired: { registrations: ExpiredRegistration[]; members: number; partitionLeases: number; producerSequences: number }
   vacuumed: string[]
-  /** `policy:topic[:partition]` whose batch cap was reached: more rows wait for the next run */
+  /** `policy:topic` whose batch cap was reached: more rows wait for the next run */
   truncated: string[]
   aborted: boolean
-  errors: Array<{ step: string; message: string }>
+  /** failed steps, per topic where the step works topic by topic; the other topics and steps still ran */
+  errors: Array<{ step: string; topic?: string; message: string }>
 }
 
 export type MaintenanceReport = { skipped: true; startedAt: Date } | CompletedMaintenance
 
 const DEFAULT_MAX_BATCHES = 200
-const DEFAULT_DROP_LOCK_TIMEOUT_MS = 2000
+/** a drop waiting for the message table's lock queues every producer and consumer behind it: keep it short */
+const DEFAULT_DROP_LOCK_TIMEOUT_MS = 200
 /** lease-table pages (of batchDeleteLimit rows each) examined per batch cap */
 const LEASE_PAGES_PER_BATCH = 10
 const SILENT: MaintenanceLogger = { debug() {}, info() {}, warn() {}, error() {} }
@@ -153,9 +155,9 @@ class MaintenanceRun {
       // before anything is deleted: a ledger seeded after a purge would restart at 1
       ['seed sequence ledger', () => this.seedLedger()],
       ['drop expired partitions', () => this.dropPartitions()],
-      ['age retention', () => this.rowPolicy('age', (x) => x.retentionMaxAgeSeconds > 0)],
-      ['row cap', () => this.rowPolicy('rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n)],
-      ['byte cap', () => this.rowPolicy('byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n)],
+      ['age retention', () => this.rowPolicy('age retention', 'age', (x) => x.retentionMaxAgeSeconds > 0)],
+      ['row cap', () => this.rowPolicy('row cap', 'rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n)],
+      ['byte cap', () => this.rowPolicy('byte cap', 'byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n)],
       ['aggressive retention', () => this.aggressive()],
       ['sweep orphaned leases', () => this.sweepLeases()],
       ['advance stranded offsets', () => this.advanceOffsets()],
@@ -167,9 +169,7 @@ class MaintenanceRun {
       try {
         await step()
       } catch (err) {
-        const message = (err as Error).message
-        this.report.errors.push({ step: name, message })
-        this.log.error('Maintenance step failed', { step: name, error: message })
+        this.fail(name, undefined, err)
       }
     }
     this.report.durationMs = Date.now() - this.report.startedAt.getTime()
@@ -196,8 +196,12 @@ class MaintenanceRun {
       if (this.stopRequested()) return
       const outcome = await retention.dropExpiredPartition(this.db, this.t, name, timeout)
       if (outcome === 'dropped') this.log.info('Dropped expired message partition', { partition: name })
-      if (outcome === 'busy') this.log.warn('Message table busy: partition drop left for the next run', { partition: name })
       if (outcome !== 'gone') this.report.partitions[outcome].push(name)
+      if (outcome === 'busy') {
+        // every attempt holds the traffic queued behind its lock request for the timeout: one per run
+        this.log.warn('Message table busy: partition drops left for the next run', { partition: name })
+        return
+      }
     }
   }
 
@@ -210,31 +214,46 @@ class MaintenanceRun {
     })
   }
 
-  private async rowPolicy(policy: retention.RowPolicy, applies: (topic: TopicRow) => boolean): Promise<void> {
+  private async rowPolicy(step: string, policy: retention.RetentionPolicy, applies: (topic: TopicRow) => boolean): Promise<void> {
     for (const topic of (await this.topicList()).filter(applies)) {
-      const deleted = await this.drain(`${policy}:${topic.name}`, () =>
-        retention.deleteBatch(this.db, this.t, policy, topic.id, this.limit),
-      )
-      this.count(topic.name, policy, deleted)
+      if (this.stopRequested()) return
+      await this.drainTopic(step, policy, topic)
     }
   }
 
   private async aggressive(): Promise<void> {
     const expiry = this.deps.maintenance.registrationExpirySeconds
-    const names = new Map((await this.topicList()).map((x) => [x.id, x.name]))
+    const topics = await this.topicList()
+    const names = new Map(topics.map((x) => [x.id, x.name]))
     for (const p of await retention.aggressivePlan(this.db, this.t, expiry)) {
-      const topic = names.get(p.topicId) ?? `#${p.topicId}`
-      if (p.purgeThrough === null) {
-        const blocked = { topic, partition: p.partition, reason: p.blockedReason ?? 'blocked', group: p.blockedGroup }
-        this.report.aggressiveBlocked.push(blocked)
-        if (p.blockedReason === 'STUCK_AHEAD') this.log.warn('Aggressive retention skipped: a registered group is STUCK_AHEAD', blocked)
-        continue
-      }
-      const deleted = await this.drain(`aggressive:${topic}:${p.partition}`, () =>
-        retention.deleteConsumedBatch(this.db, this.t, p.topicId, p.partition, expiry, this.limit),
-      )
-      this.count(topic, 'aggressive', deleted)
+      if (p.purgeThrough !== null) continue
+      const blocked = { topic: names.get(p.topicId) ?? `#${p.topicId}`, partition: p.partition, reason: p.blockedReason ?? 'blocked', group: p.blockedGroup }
+      this.report.aggressiveBlocked.push(blocked)
+      if (p.blockedReason === 'STUCK_AHEAD') this.log.warn('Aggressive retention skipped: a registered group is STUCK_AHEAD', blocked)
     }
+    await this.rowPolicy('aggressive retention', 'aggressive', (x) => x.aggressiveRetention)
+  }
+
+  /** All batches of one policy for one topic; a failure is reported for this topic and the next topic goes on. */
+  private async drainTopic(step: string, policy: retention.RetentionPolicy, topic: TopicRow): Promise<void> {
+    const expiry = this.deps.maintenance.registrationExpirySeconds
+    let cursor = retention.FIRST_BATCH
+    try {
+      await this.drain(`${policy}:${topic.name}`, async () => {
+        const res = await retention.retentionBatch(this.db, this.t, policy, topic.id, cursor, this.limit, expiry)
+        cursor = res.cursor
+        this.count(topic.name, policy, res.deleted) // counted as it goes: a later batch may fail
+        return res.deleted
+      })
+    } catch (err) {
+      this.fail(step, topic.name, err)
+    }
+  }
+
+  private fail(step: string, topic: string | undefined, err: unknown): void {
+    const message = (err as Error).message
+    this.report.errors.push(topic === undefined ? { step, message } : { step, topic, message })
+    this.log.error('Maintenance step failed', { step, topic, error: message })
   }
 
   private async sweepLeases(): Promise<void> {

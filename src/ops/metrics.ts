@@ -1,7 +1,8 @@
 // Prometheus metrics (prom-client). Names follow OpenTelemetry's messaging conventions with dots turned into
 // underscores, as Micrometer exports DataHub's own timers: `messaging.queue.time` becomes messaging_queue_time_seconds
 // with the labels messaging_system, topic, consumer_group and messaging_priority (the WFQ band index).
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Counter, Histogram, Registry } from 'prom-client'
+import { lazyModule } from '../lazyModule.js'
 import type { MaintenanceReport, PolicyCounts } from './maintenance.js'
 import type { BatchObservation } from './hooks.js'
 import type { GroupLag } from './lag.js'
@@ -32,12 +33,16 @@ export interface PgQueueMetrics {
   setLagSource(source: (() => Promise<GroupLag[]>) | undefined): void
 }
 
+const promClient = lazyModule<typeof import('prom-client')>('prom-client')
+
 const SECONDS_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 const QUEUE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600]
 const POLICY_LABELS: Record<keyof PolicyCounts, string> = { age: 'age', rowCap: 'row_cap', byteCap: 'byte_cap', aggressive: 'aggressive' }
 
 /** One set of metrics in `registry` (default: a fresh one, so two servers or tests never share series). */
-export function createMetrics(registry: Registry = new Registry(), options: MetricsOptions = {}): PgQueueMetrics {
+export function createMetrics(registry?: Registry, options: MetricsOptions = {}): PgQueueMetrics {
+  const { Counter, Gauge, Histogram, Registry } = promClient()
+  registry ??= new Registry()
   const system = options.messagingSystem ?? 'pgqueue'
   const registers = [registry]
   const consumerLabels = ['messaging_system', 'topic', 'consumer_group'] as const

@@ -1,11 +1,16 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hasCredentials } from './http/gate.js'
 import { createOpsHandler, type OpsHandler, type OpsHandlerOptions } from './http/handler.js'
+import { isLoopbackHost } from './http/hosts.js'
 
 export interface OpsServerOptions extends OpsHandlerOptions {
   /** default 9464; 0 picks a free port */
   port?: number
-  /** default 127.0.0.1: the API has mutating endpoints and no authentication of its own */
+  /**
+   * default 127.0.0.1. Any other than a loopback address needs credentials (`token` or `authenticate`): the API
+   * resets offsets and registers schemas. Behind an authenticating proxy, say so with `authenticate: () => true`.
+   */
   host?: string
 }
 
@@ -20,10 +25,20 @@ export interface OpsServer {
 
 export const DEFAULT_OPS_PORT = 9464
 
+/** Throws (TypeError) when `host` is not a loopback address and the options carry no credentials. */
+export function requireCredentials(host: string, options: Pick<OpsHandlerOptions, 'token' | 'authenticate'>): void {
+  if (isLoopbackHost(host) || hasCredentials(options)) return
+  throw new TypeError(
+    `Refusing to serve the operations API on ${host} without authentication: give a token (serve: DATAHUB_PGQUEUE_OPS_TOKEN ` +
+      'or --token-file) or an `authenticate` function, or listen on a loopback address',
+  )
+}
+
 /** Serves createOpsHandler on its own port. */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const { port = DEFAULT_OPS_PORT, host = '127.0.0.1', ...handlerOptions } = options
-  const handler = createOpsHandler(handlerOptions)
+  requireCredentials(host, handlerOptions)
+  const handler = createOpsHandler({ listenHost: host, ...handlerOptions })
   const server = createServer((req, res) => handler(req, res))
   try {
     await new Promise<void>((resolve, reject) => {

@@ -7,8 +7,9 @@ import type { Queryable } from '../db/database.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
-import { normalizeProducerBatch, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
+import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
 import { defaultPartitioner } from '../kafkajs/partitioners.js'
+import { protocolError } from '../kafkajs/protocolErrors.js'
 import { createRetrier } from '../kafkajs/retry.js'
 import type { NewTopic } from '../store/topics.js'
 import { writeDeferred } from './deferredWrite.js'
@@ -40,6 +41,7 @@ export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numParti
     maxTotalPayloadBytes: d.maxTotalPayloadBytes,
     aggressiveRetention: d.aggressiveRetention,
     config: {},
+    contentTypeMime: d.contentTypeMime,
   }
 }
 
@@ -50,7 +52,13 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
   const logger = rootLogger.namespace('Producer')
   const emitter = createInstrumentationEmitter(producerEvents, { logger, clientName: 'producer' })
   const idempotent = config.idempotent ?? false
-  const retrier = createRetrier({ ...config.retry, retries: config.retry?.retries ?? (idempotent ? Number.MAX_SAFE_INTEGER : 5) })
+  const retry = config.retry ?? { retries: idempotent ? Number.MAX_SAFE_INTEGER : 5 }
+  // KafkaJS's check, at kafka.producer() (an unset `retries` passes, as there)
+  if (idempotent && (retry.retries as number) < 1) {
+    throw new KafkaJSNonRetriableError('Idempotent producer must allow retries to protect against transient errors')
+  }
+  const retrier = createRetrier({ ...retry, retries: retry.retries ?? (idempotent ? Number.MAX_SAFE_INTEGER : 5) })
+  const metadataMaxAge = config.metadataMaxAge ?? 300_000
   const partitioner: Partitioner = (config.createPartitioner ?? defaultPartitioner)()
   const allowAutoTopicCreation = config.allowAutoTopicCreation ?? true
   // idempotence: a producer id per producer instance and a sequence per partition, as Kafka's producer id / sequence
@@ -68,11 +76,20 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     if (status !== 'connected') throw new KafkaJSError('The producer is disconnected')
   }
 
+  /** KafkaJS's own checks come before the connection check, as there. */
+  const preflight = (batch: ProducerBatch) => kafkajsSendChecks(batch.topicMessages ?? [], { idempotent, acks: batch.acks ?? -1 })
+
   /** Validation first: nothing is written for a batch with one bad message. */
   const plan = async (batch: ProducerBatch): Promise<PartitionBatch[]> => {
-    const { acks = -1, compression, topicMessages = [] } = batch
-    if (idempotent && acks !== -1) {
-      throw new KafkaJSNonRetriableError(`Not requiring ack for all messages invalidates the idempotent producer's EoS guarantees`)
+    preflight(batch)
+    const { compression, topicMessages = [] } = batch
+    for (const { topic } of topicMessages) {
+      // the broker's answer to an illegal name; the producer stays usable, as with Kafka
+      const problem = typeof topic === 'string' ? topicNameProblem(topic) : 'Invalid topic name: not a string'
+      if (problem) {
+        logger.warn(problem, { topic: String(topic) })
+        throw protocolError('INVALID_TOPIC_EXCEPTION')
+      }
     }
     const normalized = normalizeProducerBatch(topicMessages, { maxMessageBytes: ctx.config.maxMessageBytes })
     const batches: TopicBatch[] = normalized.map((b, i) => ({
@@ -84,6 +101,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       partitioner,
       compression: payloadCompressionFor(compression, ctx.config.payloadCompression),
       autoCreate: allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined,
+      metadataMaxAge,
     })
     if (idempotent) {
       for (const p of planned) {
@@ -96,28 +114,56 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     return planned
   }
 
-  /** Writes with KafkaJS's retry policy; an idempotent producer's retry after an ambiguous failure is deduplicated. */
-  const send = async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
-    // the plan (topic lookup, partitions, sequences) is made once and kept across retries of the write
-    const write = () => {
-      let planned: PartitionBatch[] | undefined
-      return retrier(async (bail) => {
+  /**
+   * Writes with KafkaJS's retry policy; an idempotent producer's retry after an ambiguous failure is deduplicated.
+   * The plan (topic ids, partitions, sequences) is kept across retries of the write, except after an unknown topic
+   * or partition: nothing was written then, and the topic may have been deleted and re-created elsewhere, so the next
+   * attempt plans again from fresh metadata (KafkaJS refreshes its metadata on that error too).
+   */
+  const send = async (batch: ProducerBatch, planned?: PartitionBatch[]): Promise<RecordMetadata[]> => {
+    const write = () =>
+      retrier(async (bail) => {
         try {
           planned ??= await plan(batch)
           return await writePlan(ctx, planned)
         } catch (e) {
           const err = toKafkaJSError(e, 'send')
           if (!err.retriable) bail(err)
+          if ((err as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION') {
+            ctx.topics.forget((batch.topicMessages ?? []).map((tm) => tm.topic))
+            planned = undefined
+          }
           throw err
         }
       })
-    }
     if (!idempotent) return write()
     // one batch at a time, so a partition's producer sequences are written in order
     const result = sendChain.then(write, write)
     sendChain = result.catch(() => undefined)
     return result
   }
+
+  /**
+   * acks: 0 resolves with [] once the batch is planned (metadata and validation errors still reject), as KafkaJS
+   * resolves without waiting for the broker; the write goes on in the background and disconnect() waits for it.
+   */
+  const sendWithoutAck = async (batch: ProducerBatch): Promise<RecordMetadata[]> => {
+    let planned: PartitionBatch[]
+    try {
+      planned = await plan(batch)
+    } catch (e) {
+      throw toKafkaJSError(e, 'send')
+    }
+    inFlight++
+    send(batch, planned)
+      .catch((e: unknown) => logger.error(`Failed to send messages: ${(e as Error).message}`, { acks: 0 }))
+      .finally(() => {
+        if (--inFlight === 0) idle?.()
+      })
+    return []
+  }
+
+  const sendChecked = (batch: ProducerBatch): Promise<RecordMetadata[]> => (batch.acks === 0 ? sendWithoutAck(batch) : send(batch))
 
   /**
    * Inside someone else's transaction (outbox, producer transactions): no retry, the caller owns the outcome, and
@@ -168,8 +214,15 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     isIdempotent: () => idempotent,
     events: producerEvents,
     on: (eventName, listener) => emitter.on(eventName, listener as never),
-    send: (record) => tracked(() => send(recordAsBatch(record))),
-    sendBatch: (batch) => tracked(() => send(batch)),
+    send: async (record) => {
+      const batch = recordAsBatch(record)
+      preflight(batch)
+      return tracked(() => sendChecked(batch))
+    },
+    sendBatch: async (batch) => {
+      preflight(batch)
+      return tracked(() => sendChecked(batch))
+    },
     sendWith: (client, record) => tracked(() => sendWithin(client, recordAsBatch(record))),
     sendBatchWith: (client, batch) => tracked(() => sendWithin(client, batch)),
     transaction: () => {

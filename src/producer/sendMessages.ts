@@ -24,6 +24,8 @@ export interface SendOptions {
   partitioner: Partitioner
   compression: PayloadCompression
   autoCreate?: (topic: string) => NewTopic
+  /** the producer's metadataMaxAge: cached topic rows older than this are read again */
+  metadataMaxAge: number
 }
 
 export interface PartitionBatch {
@@ -41,10 +43,23 @@ export interface PartitionBatch {
  */
 export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts: SendOptions): Promise<PartitionBatch[]> {
   const names = [...new Set(batches.map((b) => b.topic))]
-  const topics = await ctx.topics.get(ctx.db, names, opts.autoCreate)
-  if (names.some((n) => !topics.has(n))) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
-  return groupByPartition(batches, topics, opts)
+  const lookup = async () => {
+    const topics = await ctx.topics.get(ctx.db, names, opts.autoCreate, opts.metadataMaxAge)
+    if (names.some((n) => !topics.has(n))) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+    return topics
+  }
+  try {
+    return groupByPartition(batches, await lookup(), opts)
+  } catch (e) {
+    if (!(e instanceof PartitionOutOfRange)) throw e
+    // partitions may have been added elsewhere since the rows were cached: read them again before refusing
+    ctx.topics.forget(names)
+    return groupByPartition(batches, await lookup(), opts)
+  }
 }
+
+/** A partition the (possibly cached) topic row does not have. */
+class PartitionOutOfRange extends KafkaJSNonRetriableError {}
 
 /**
  * Writes planned batches, one autocommit statement per (topic, partition), partitions in parallel. A send to several
@@ -149,7 +164,7 @@ async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBat
     errorCode: 0,
     baseOffset: (BigInt(result.firstSeq) - 1n).toString(),
     logAppendTime: '-1',
-    logStartOffset: '-1',
+    logStartOffset: (BigInt(result.lowSeq ?? result.firstSeq) - 1n).toString(),
   }
 }
 
@@ -180,7 +195,7 @@ function choosePartition(
   const message = original.key === undefined ? { ...original, key: null } : original
   const partition = m.partition ?? partitioner({ topic: topic.name, partitionMetadata, message })
   if (!Number.isInteger(partition) || partition < 0 || partition >= topic.partitionCount) {
-    throw new KafkaJSNonRetriableError(
+    throw new PartitionOutOfRange(
       `Invalid partition ${partition} for topic "${topic.name}": it has ${topic.partitionCount} partitions (0..${topic.partitionCount - 1})`,
     )
   }

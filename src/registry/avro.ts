@@ -1,7 +1,11 @@
 // Parsing stored and submitted Avro schemas with avsc. Referenced schemas are parsed first into one avsc
 // registry, so the named types they define resolve inside the schema that references them.
-import avro, { type Type } from 'avsc'
+import type * as Avsc from 'avsc'
+import type { Type } from 'avsc'
+import { lazyModule } from '../lazyModule.js'
 import { invalidSchema } from './errors.js'
+
+const avsc = lazyModule<typeof Avsc>('avsc')
 
 /** JSON text -> value, as a 42201 when it is not JSON. */
 export function parseSchemaJson(text: string): unknown {
@@ -19,13 +23,13 @@ export function parseSchemaJson(text: string): unknown {
 export function parseAvro(text: string, dependencies: readonly string[] = []): Type {
   const registry: Record<string, Type> = {}
   try {
-    for (const dep of dependencies) avro.Type.forSchema(JSON.parse(dep) as avro.Schema, { registry })
+    for (const dep of dependencies) avsc().Type.forSchema(JSON.parse(dep) as Avsc.Schema, { registry })
   } catch (err) {
     throw invalidSchema(`Invalid schema: a referenced schema does not parse: ${(err as Error).message}`)
   }
   const doc = parseSchemaJson(text)
   try {
-    return avro.Type.forSchema(doc as avro.Schema, { registry })
+    return avsc().Type.forSchema(doc as Avsc.Schema, { registry })
   } catch (err) {
     throw invalidSchema(`Invalid schema ${truncate(text)}: ${(err as Error).message}`)
   }

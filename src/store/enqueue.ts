@@ -33,7 +33,7 @@ const sql = statements((t) => {
   // sequence: a batch already written (a retry after the connection dropped) gets its original offsets back.
   const enqueue = (args: string) => `
     WITH seq AS (
-      SELECT a.first_seq, a.duplicate FROM ${allocate}(${args}) a
+      SELECT a.first_seq, a.duplicate, a.low_seq FROM ${allocate}(${args}) a
     ), ins AS (
       INSERT INTO ${t.message} (topic_id, partition_id, routing_key, enqueue_seq, priority, payload,
                                 payload_compression, headers, kafka_flags, message_key, message_timestamp)
@@ -43,7 +43,7 @@ const sql = statements((t) => {
              WITH ORDINALITY AS r(routing_key, message_key, flags, priority, off, len, compression, headers, ts, ord)
       WHERE NOT seq.duplicate
     )
-    SELECT seq.first_seq::text AS first_seq, seq.duplicate,
+    SELECT seq.first_seq::text AS first_seq, seq.duplicate, seq.low_seq::text AS low_seq,
            (extract(epoch FROM now()) * 1000)::int8::text AS append_ms,
            pg_notify($14, $1::text)
     FROM seq`
@@ -64,6 +64,8 @@ export interface EnqueueResult {
   /** the batch had been written before (idempotent retry) */
   duplicate: boolean
   appendTimeMs: string
+  /** the partition's first stored seq before this write (the log start), null when it held no rows */
+  lowSeq: string | null
 }
 
 export async function enqueuePartition(
@@ -101,7 +103,7 @@ export async function enqueuePartition(
     headers[i] = m.headers
     timestamps[i] = m.timestamp
   }
-  const res = await run<{ first_seq: string; duplicate: boolean; append_ms: string }>(db, statement, [
+  const res = await run<{ first_seq: string; duplicate: boolean; append_ms: string; low_seq: string | null }>(db, statement, [
     topicId,
     partition,
     n,
@@ -119,5 +121,5 @@ export async function enqueuePartition(
     ...(idempotence ? [idempotence.producerId, idempotence.lastSequence] : []),
   ])
   const row = res.rows[0]
-  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms }
+  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms, lowSeq: row.low_seq }
 }

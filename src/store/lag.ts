@@ -66,7 +66,7 @@ const sql = statements((t) => ({
       INSERT INTO ${t.consumerOffset} AS co (consumer_group, topic_id, partition_id, offset_value, epoch, committed_at)
       SELECT consumer_group, topic_id, partition_id, high, 0, now() FROM cells
       ON CONFLICT (consumer_group, topic_id, partition_id) DO UPDATE
-        SET offset_value = EXCLUDED.offset_value, epoch = 0, priority_offsets = NULL, committed_at = now()
+        SET offset_value = EXCLUDED.offset_value, epoch = 0, priority_offsets = NULL, reset_to = NULL, committed_at = now()
       RETURNING co.consumer_group, co.topic_id, co.partition_id
     )
     SELECT c.consumer_group AS "group", c.topic_name AS topic, c.partition_id AS partition,

@@ -28,7 +28,8 @@ const LIVE = `heartbeat_at > now() - session_timeout_ms * interval '1 millisecon
 
 const sql = statements((t) => ({
   // One round trip per heartbeat: upsert this member (re-joining if someone expired it), refresh DataHub's
-  // registrations, drop members silent for three session timeouts, and return the live members.
+  // registrations (library_heartbeat_at tells our beats from DataHub's: dataHubMembers.ts), drop members silent for
+  // three session timeouts, and return the live members.
   heartbeat: `
     WITH me AS (
       INSERT INTO ${t.groupMember} (consumer_group, member_id, client_id, client_host, topics, session_timeout_ms)
@@ -37,9 +38,9 @@ const sql = statements((t) => ({
         SET heartbeat_at = now(), topics = EXCLUDED.topics, session_timeout_ms = EXCLUDED.session_timeout_ms
       RETURNING member_id
     ), reg AS (
-      INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id)
-      SELECT $1, unnest($7::int8[])
-      ON CONFLICT (consumer_group, topic_id) DO UPDATE SET last_heartbeat_at = now()
+      INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id, library_heartbeat_at)
+      SELECT $1, unnest($7::int8[]), now()
+      ON CONFLICT (consumer_group, topic_id) DO UPDATE SET last_heartbeat_at = now(), library_heartbeat_at = now()
     ), gone AS (
       DELETE FROM ${t.groupMember}
       WHERE consumer_group = $1 AND heartbeat_at < now() - 3 * session_timeout_ms * interval '1 millisecond'

@@ -62,6 +62,7 @@ const commitStatement = (t: Tables, async: boolean) => `
       metadata = EXCLUDED.metadata,
       priority_offsets = EXCLUDED.priority_offsets,
       epoch = 0,
+      reset_to = NULL,
       committed_at = now()
     RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`
 
@@ -70,14 +71,17 @@ const sql = statements((t) => ({
   commitAsync: commitStatement(t, true),
   read: `
     SELECT topic_id::text AS "topicId", partition_id AS partition,
-           CASE WHEN committed_at IS NULL AND offset_value = start_offset THEN '-1' ELSE offset_value::text END AS offset, metadata,
+           CASE WHEN reset_to IS NOT NULL AND offset_value = start_offset THEN reset_to::text
+                WHEN committed_at IS NULL AND offset_value = start_offset THEN '-1'
+                ELSE offset_value::text END AS offset, metadata,
            priority_offsets::text[] AS "priorityPositions"
     FROM ${t.consumerOffset}
     WHERE consumer_group = $1 AND topic_id = ANY($2::int8[])`,
   deleteForTopic: `DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2`,
   // Where a member starts on partitions it just took: the committed offset (ours or DataHub's: offset_value), or for
-  // a group that never committed, the low (fromBeginning) or high watermark, written once so every later owner starts
-  // there too. start_offset marks that value as a start, not a commit (read reports it as -1 until it moves).
+  // a group that never committed (or was reset to a '-1'/'-2' marker since, see offsetResets.ts), the low
+  // (fromBeginning) or high watermark, written once so every later owner starts there too. start_offset marks that
+  // value as a start, not a commit (read reports it as -1 until it moves).
   // The outer SELECT sees the snapshot before the INSERT: new rows come from ins, existing ones from o.
   start: `
     WITH p AS (
@@ -91,9 +95,12 @@ const sql = statements((t) => ({
         ORDER BY m.enqueue_seq LIMIT 1
       ) f ON true
     ), ins AS (
-      INSERT INTO ${t.consumerOffset} (consumer_group, topic_id, partition_id, offset_value, start_offset)
+      INSERT INTO ${t.consumerOffset} AS co (consumer_group, topic_id, partition_id, offset_value, start_offset)
       SELECT $1, topic_id, partition_id, o, o FROM w, LATERAL (SELECT CASE WHEN from_beginning THEN low ELSE high END) AS x(o)
-      ON CONFLICT (consumer_group, topic_id, partition_id) DO NOTHING
+      ON CONFLICT (consumer_group, topic_id, partition_id) DO UPDATE
+        SET offset_value = EXCLUDED.offset_value, start_offset = EXCLUDED.start_offset, reset_to = NULL,
+            priority_offsets = NULL, committed_at = NULL
+        WHERE co.reset_to IS NOT NULL AND co.offset_value = co.start_offset
       RETURNING topic_id, partition_id, offset_value
     )
     SELECT w.topic_id::text AS "topicId", w.partition_id AS partition, w.high::text AS high, w.low::text AS low,

@@ -19,11 +19,12 @@ const sql = statements((t) => ({
     FROM ${t.consumerRegistration} r JOIN ${t.topic} t ON t.id = r.topic_id
     WHERE $1::text IS NULL OR t.topic_name = $1
     ORDER BY r.consumer_group, t.topic_name`,
-  // the same upsert DataHub's poll loop runs as its heartbeat
+  // the same upsert DataHub's poll loop runs as its heartbeat, marked as ours (an operator's registration is not a
+  // DataHub consumer polling: see dataHubMembers.ts)
   register: `
-    INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id)
-    SELECT $1, id FROM ${t.topic} WHERE topic_name = $2
-    ON CONFLICT (consumer_group, topic_id) DO UPDATE SET last_heartbeat_at = now()
+    INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id, library_heartbeat_at)
+    SELECT $1, id, now() FROM ${t.topic} WHERE topic_name = $2
+    ON CONFLICT (consumer_group, topic_id) DO UPDATE SET last_heartbeat_at = now(), library_heartbeat_at = now()
     RETURNING 1`,
   unregister: `
     DELETE FROM ${t.consumerRegistration} r USING ${t.topic} t

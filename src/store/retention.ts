@@ -13,16 +13,15 @@ export function maintenanceFunction(t: Tables, name: string): string {
 const sql = statements((t) => {
   const fn = (name: string) => maintenanceFunction(t, `maintenance_${name}`)
   return {
-    dropCandidates: `SELECT partition_name AS name FROM ${fn('drop_candidates')}()`,
+    dropCandidates: `SELECT partition_name AS name FROM ${fn('partition_candidates')}()`,
     dropPartition: `SELECT ${fn('drop_partition')}($1, $2) AS outcome`,
-    byAge: `SELECT ${fn('delete_by_age')}($1, $2)::int AS deleted`,
-    overRowCap: `SELECT ${fn('delete_over_row_cap')}($1, $2)::int AS deleted`,
-    overByteCap: `SELECT ${fn('delete_over_byte_cap')}($1, $2)::int AS deleted`,
+    batch: `
+      SELECT deleted::int AS deleted, budget::text AS budget, state::text[] AS state
+      FROM ${fn('retention_batch')}($1, $2, $3::int8[], $4::int8, $5, $6)`,
     aggressivePlan: `
       SELECT topic_id::text AS "topicId", partition_id AS partition, purge_through::text AS "purgeThrough",
              blocked_reason AS "blockedReason", blocked_group AS "blockedGroup"
       FROM ${fn('aggressive_plan')}($1)`,
-    consumed: `SELECT ${fn('delete_consumed')}($1, $2, $3, $4)::int AS deleted`,
   }
 })
 
@@ -41,13 +40,41 @@ export async function dropExpiredPartition(db: Queryable, t: Tables, name: strin
   return (await run<{ outcome: DropOutcome }>(db, sql(t).dropPartition, [name, lockTimeoutMs])).rows[0].outcome
 }
 
-export type RowPolicy = 'age' | 'rowCap' | 'byteCap'
+export type RetentionPolicy = 'age' | 'rowCap' | 'byteCap' | 'aggressive'
 
-const POLICY_STATEMENT = { age: 'byAge', rowCap: 'overRowCap', byteCap: 'overByteCap' } as const
+/** What one batch of a policy hands to the next batch of the same run (opaque to the caller). */
+export interface RetentionCursor {
+  /** per log partition, the seq through which rows are gone */
+  state: string[] | null
+  /** byteCap: payload bytes still over the cap */
+  budget: string | null
+}
 
-/** One batch (at most `limit` rows) of a topic's age, row-cap or byte-cap retention; returns rows deleted. */
-export async function deleteBatch(db: Queryable, t: Tables, policy: RowPolicy, topicId: string, limit: number): Promise<number> {
-  return (await run<{ deleted: number }>(db, sql(t)[POLICY_STATEMENT[policy]], [topicId, limit])).rows[0].deleted
+export const FIRST_BATCH: RetentionCursor = { state: null, budget: null }
+
+/**
+ * One batch (at most `limit` rows) of a topic's retention policy: a prefix of each partition's log, oldest first
+ * across partitions, never a partition's newest row. Pass the returned cursor to the next batch of the run.
+ */
+export async function retentionBatch(
+  db: Queryable,
+  t: Tables,
+  policy: RetentionPolicy,
+  topicId: string,
+  cursor: RetentionCursor,
+  limit: number,
+  expirySeconds: number,
+): Promise<{ deleted: number; cursor: RetentionCursor }> {
+  const res = await run<{ deleted: number; budget: string | null; state: string[] | null }>(db, sql(t).batch, [
+    policy,
+    topicId,
+    cursor.state,
+    cursor.budget,
+    limit,
+    expirySeconds,
+  ])
+  const { deleted, budget, state } = res.rows[0]
+  return { deleted, cursor: { state, budget } }
 }
 
 export interface AggressivePartition {
@@ -59,19 +86,7 @@ export interface AggressivePartition {
   blockedGroup: string | null
 }
 
-/** Partitions of aggressive-retention topics with rows to purge, or rows held back by a blocker. */
+/** Partitions of aggressive-retention topics with rows to purge, or rows held back by a blocker (for the report). */
 export async function aggressivePlan(db: Queryable, t: Tables, expirySeconds: number): Promise<AggressivePartition[]> {
   return (await run<AggressivePartition>(db, sql(t).aggressivePlan, [expirySeconds])).rows
-}
-
-/** One batch of a partition's rows that every registered group has committed; the bound is re-checked. */
-export async function deleteConsumedBatch(
-  db: Queryable,
-  t: Tables,
-  topicId: string,
-  partition: number,
-  expirySeconds: number,
-  limit: number,
-): Promise<number> {
-  return (await run<{ deleted: number }>(db, sql(t).consumed, [topicId, partition, expirySeconds, limit])).rows[0].deleted
 }

@@ -60,7 +60,7 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
     content_type: ['SELECT'],
     topic: ['SELECT'], // + INSERT with writerCreatesTopics
     partition_seq: ['SELECT', 'UPDATE'], // allocate seqs; + INSERT with writerCreatesTopics
-    message: ['INSERT'], // never SELECT: a writer cannot read what others wrote
+    message: ['INSERT'], // no SELECT of the rows: a writer cannot read what others wrote (see WRITER_COLUMNS)
     producer_sequence: ['SELECT', 'INSERT', 'UPDATE'], // idempotent producer
     transactional_producer: ['SELECT', 'INSERT', 'UPDATE'], // transactional id epochs (SELECT ... FOR UPDATE)
   },
@@ -75,7 +75,16 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
     partition_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
     consumer_registration: ['SELECT', 'INSERT', 'UPDATE'], // DataHub's registration, kept alive by heartbeats
     message_group_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // DataHub clients' per-message leases and ack markers
+    delivery_attempt: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // failed attempts counted by the dead-letter extension
   },
+}
+
+/**
+ * Column privileges of the writer: where each partition's log starts (KafkaJS's send result carries logStartOffset),
+ * never payloads, keys or headers.
+ */
+const WRITER_COLUMNS: Record<string, { privilege: Privilege; columns: string[] }> = {
+  message: { privilege: 'SELECT', columns: ['topic_id', 'partition_id', 'enqueue_seq'] },
 }
 
 /** Sequences by suffix the writer calls nextval() on (provisional seqs of transactional sends). */
@@ -204,6 +213,7 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
   if (opts.writerCreatesTopics ?? true) {
     writerGrants.topic = [...writerGrants.topic, 'INSERT']
     writerGrants.partition_seq = [...writerGrants.partition_seq, 'INSERT']
+    writerGrants.content_type = [...writerGrants.content_type, 'INSERT'] // a topic's default content type, when new
   }
   for (const [role, grants] of [
     [W, writerGrants],
@@ -213,6 +223,9 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
       if (!names.has(table(suffix))) continue
       await q.query(`GRANT ${privileges.join(', ')} ON ${S}.${quoteIdent(table(suffix))} TO ${role}`)
     }
+  }
+  for (const [suffix, { privilege, columns }] of Object.entries(WRITER_COLUMNS)) {
+    if (names.has(table(suffix))) await q.query(`GRANT ${privilege} (${columns.map(quoteIdent).join(', ')}) ON ${S}.${quoteIdent(table(suffix))} TO ${W}`)
   }
   for (const suffix of WRITER_SEQUENCES) {
     if (names.has(table(suffix))) await q.query(`GRANT USAGE, SELECT ON SEQUENCE ${S}.${quoteIdent(table(suffix))} TO ${W}`)

@@ -21,6 +21,8 @@ export interface NewTopic {
   maxTotalPayloadBytes: number
   aggressiveRetention: boolean
   config: Record<string, string>
+  /** the topic's default content type (DataHub resolves a row's content type through it when the row has none) */
+  contentTypeMime?: string
 }
 
 const TOPIC_COLUMNS = `id::text AS id, topic_name AS name, partition_count AS "partitionCount",
@@ -28,12 +30,23 @@ const TOPIC_COLUMNS = `id::text AS id, topic_name AS name, partition_count AS "p
   max_total_payload_bytes::text AS "maxTotalPayloadBytes", aggressive_retention AS "aggressiveRetention", config`
 
 const sql = statements((t) => ({
-  // Creates missing topics and their sequence-ledger rows in one statement; existing topics are left alone.
+  // Creates missing topics and their sequence-ledger rows in one statement; existing topics are left alone. A
+  // content type not yet in the catalogue is added first (DataHub's application/avro is there from V001).
   insert: `
-    WITH ins AS (
+    WITH new_mime AS (
+      INSERT INTO ${t.contentType} (mime)
+      SELECT DISTINCT x.mime FROM unnest($8::text[]) AS x(mime)
+      WHERE x.mime IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.contentType} c WHERE c.mime = x.mime)
+      ON CONFLICT (mime) DO NOTHING
+      RETURNING id, mime
+    ), ins AS (
       INSERT INTO ${t.topic} (topic_name, partition_count, retention_max_age_seconds, max_rows_per_topic,
-                              max_total_payload_bytes, aggressive_retention, config)
-      SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::int8[], $5::int8[], $6::bool[], $7::text[]::jsonb[])
+                              max_total_payload_bytes, aggressive_retention, config, default_content_type_id)
+      SELECT x.name, x.partitions, x.retention, x.max_rows, x.max_bytes, x.aggressive, x.config,
+             COALESCE((SELECT n.id FROM new_mime n WHERE n.mime = x.mime),
+                      (SELECT c.id FROM ${t.contentType} c WHERE c.mime = x.mime))
+      FROM unnest($1::text[], $2::int[], $3::int[], $4::int8[], $5::int8[], $6::bool[], $7::text[]::jsonb[], $8::text[])
+             AS x(name, partitions, retention, max_rows, max_bytes, aggressive, config, mime)
       ON CONFLICT (topic_name) DO NOTHING
       RETURNING id, topic_name, partition_count
     ), seq AS (
@@ -101,6 +114,7 @@ export async function insertTopics(db: Queryable, t: Tables, topics: NewTopic[])
     topics.map((x) => x.maxTotalPayloadBytes),
     topics.map((x) => x.aggressiveRetention),
     topics.map((x) => JSON.stringify(x.config)),
+    topics.map((x) => x.contentTypeMime ?? null),
   ])
   return res.rows.map((r) => r.name)
 }

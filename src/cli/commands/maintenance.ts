@@ -21,7 +21,9 @@ function summary(r: CompletedMaintenance): string {
     ['errors', r.errors.length],
   ]
   let out = table(['step', 'result'], rows)
-  if (r.errors.length > 0) out += `\n${table(['failed_step', 'error'], r.errors.map((e) => [e.step, e.message]))}`
+  if (r.errors.length > 0) {
+    out += `\n${table(['failed_step', 'topic', 'error'], r.errors.map((e) => [e.step, e.topic ?? '', e.message]))}`
+  }
   return out
 }
 

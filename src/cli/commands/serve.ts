@@ -1,6 +1,7 @@
-import { DEFAULT_OPS_PORT, startOpsServer } from '../../ops/server.js'
+import { OPS_TOKEN_ENV, readToken } from '../../ops/http/auth.js'
+import { DEFAULT_OPS_PORT, requireCredentials, startOpsServer } from '../../ops/server.js'
 import { createSchemaRegistryServer } from '../../registry/http/server.js'
-import { CONNECTION_OPTIONS, flag, int, positionals, str, type Command } from '../args.js'
+import { CONNECTION_OPTIONS, UsageError, flag, int, list, positionals, str, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
 
 export const serveCommand: Command = {
@@ -8,20 +9,36 @@ export const serveCommand: Command = {
   summary: 'serve the operations HTTP API (health, metrics, lag, registrations, offset reset)',
   description:
     'Serves GET /health, GET /metrics and DataHub\'s /openapi/operations/messaging endpoints until Ctrl-C.\n' +
-    'There is no authentication: keep the default loopback host or put a proxy in front.',
+    `With a token (${OPS_TOKEN_ENV} or --token-file) every request needs \`Authorization: Bearer <token>\`; any host\n` +
+    'but a loopback one needs a token. Only loopback names (and the listen address) are answered in the Host header,\n' +
+    'state-changing requests need a JSON body type and no cross-site Origin (docs/security.md).',
   options: {
     ...CONNECTION_OPTIONS,
     port: { type: 'string', short: 'p', value: 'port', help: `port (default ${DEFAULT_OPS_PORT}; 0 picks a free one)` },
-    host: { type: 'string', value: 'host', help: 'address to listen on (default 127.0.0.1)' },
+    host: { type: 'string', value: 'host', help: 'address to listen on (default 127.0.0.1; any other needs a token)' },
+    'token-file': { type: 'string', value: 'path', help: `file whose first line is the bearer token (else ${OPS_TOKEN_ENV})` },
+    'allowed-host': { type: 'string', value: 'name', multiple: true, help: 'a Host header name to answer besides loopback ones (* = any)' },
+    'allowed-origin': { type: 'string', value: 'origin', multiple: true, help: 'an origin (https://console.example) allowed to send changes' },
     'schema-registry': { type: 'boolean', help: 'also serve the schema registry under /schema-registry/api' },
   },
   examples: ['kafkajs-pgqueue serve --port 9464 --schema-registry', 'curl -s localhost:9464/openapi/operations/messaging/consumer/lag?detailed=true'],
   async run(p, io) {
     positionals(p, [])
     const port = int(p, 'port', { min: 0, max: 65535 }) ?? DEFAULT_OPS_PORT
+    const token = asUsage(() => readToken(str(p, 'token-file')))
+    const host = str(p, 'host') ?? '127.0.0.1'
+    asUsage(() => requireCredentials(host, { token }))
     await withKafka(p, io, async ({ kafka, ctx }) => {
       const registryHandler = flag(p, 'schema-registry') ? createSchemaRegistryServer({ kafka, basePath: '/schema-registry/api' }) : undefined
-      const server = await startOpsServer({ kafka, port, host: str(p, 'host'), registryHandler })
+      const server = await startOpsServer({
+        kafka,
+        port,
+        host,
+        registryHandler,
+        token,
+        allowedHosts: list(p, 'allowed-host'),
+        allowedOrigins: list(p, 'allowed-origin'),
+      }).catch((err: unknown) => asUsage(() => Promise.reject(err)))
       // maintenance runs on the client's own schedule (DATAHUB_PGQUEUE_MAINTENANCE_*); count its runs in /metrics
       const unsubscribe = ctx.onMaintenanceReport((report) => server.handler.metrics.recordMaintenance(report))
       try {
@@ -38,4 +55,17 @@ export const serveCommand: Command = {
       }
     })
   },
+}
+
+/** Our configuration errors (TypeError) are usage errors: printed with the help, exit code 2. */
+function asUsage<T>(fn: () => T): T {
+  const rethrow = (err: unknown): never => {
+    throw err instanceof TypeError ? new UsageError(err.message) : err
+  }
+  try {
+    const value = fn()
+    return (value instanceof Promise ? value.catch(rethrow) : value) as T
+  } catch (err) {
+    return rethrow(err)
+  }
 }

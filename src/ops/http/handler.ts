@@ -8,6 +8,8 @@ import { statusOf } from '../errors.js'
 import { databaseHealth, summarizeHealth, type HealthOptions, type HealthReport } from '../health.js'
 import { consumerLag } from '../lag.js'
 import { createMetrics, type PgQueueMetrics } from '../metrics.js'
+import { REGISTRY_BODY_TYPES, REGISTRY_CONTENT_TYPE } from '../../registry/http/io.js'
+import { createRequestGate, JSON_BODY_TYPES, type Rejection, type RequestGateOptions } from './gate.js'
 import { errorReply, readJsonObject, send, type Reply } from './io.js'
 import { messagingRoute } from './messaging.js'
 
@@ -19,7 +21,11 @@ export type MountedHandler = ((req: IncomingMessage, res: ServerResponse, next?:
   readonly basePath?: string
 }
 
-export interface OpsHandlerOptions {
+/**
+ * Every request, the mounted registry's included, passes one gate first (./gate.ts): Host allow-list, credentials
+ * (`token` / `authenticate`), then for state-changing requests Origin, media type and `authorize`.
+ */
+export interface OpsHandlerOptions extends RequestGateOptions {
   /** a pgQueue context; or give `kafka` */
   ctx?: PgQueueContext
   /** what createKafka returned: pgQueue gets every endpoint, real Kafka health and metrics only (the rest 503) */
@@ -32,8 +38,6 @@ export interface OpsHandlerOptions {
   /** default: the registry of the context (or of `kafka`) */
   consumers?: ConsumerRegistry
   health?: Omit<HealthOptions, 'consumers'>
-  /** asked before PUT / POST / DELETE (the mutating operations); false answers 403. There is no other auth. */
-  authorize?: (req: IncomingMessage) => boolean | Promise<boolean>
   /** unexpected (500) failures, e.g. to log them */
   onError?: (err: unknown) => void
 }
@@ -53,6 +57,14 @@ export interface OpsHandler {
 const normalize = (base = '') => {
   const trimmed = base.replace(/\/+$/, '')
   return trimmed === '' ? '' : trimmed.startsWith('/') ? trimmed : `/${trimmed}`
+}
+
+/** A refused request, in the error format of the API it was meant for. */
+function rejection(r: Rejection, registry: boolean): Reply {
+  const body = registry
+    ? { status: r.status, json: { error_code: r.status, message: r.message }, contentType: REGISTRY_CONTENT_TYPE }
+    : errorReply(r.status, r.message)
+  return { ...body, headers: r.headers }
 }
 
 export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
@@ -95,14 +107,15 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
       if (sub === '/transport') return { status: 200, json: { transport: 'kafka' } }
       return errorReply(503, 'No pgQueue store: the messaging transport is kafka')
     }
-    if (method !== 'GET' && options.authorize && !(await options.authorize(req))) return errorReply(403, 'Forbidden')
     const url = new URL(req.url ?? '/', 'http://ops')
-    return found(await session.connect(), { method, path: sub, query: url.searchParams, body: () => readJsonObject(req) })
+    return found(await session.connect(), { method, path: sub, query: url.searchParams, body: (keys) => readJsonObject(req, keys) })
   }
 
+  const gate = createRequestGate(options)
+  const isMounted = (path: string) => options.registryHandler !== undefined && (path === REGISTRY_MOUNT || path.startsWith(`${REGISTRY_MOUNT}/`))
   const mounted = (req: IncomingMessage, res: ServerResponse, path: string, next?: (err?: unknown) => void): boolean => {
     const registry = options.registryHandler
-    if (!registry || (path !== REGISTRY_MOUNT && !path.startsWith(`${REGISTRY_MOUNT}/`))) return false
+    if (!registry || !isMounted(path)) return false
     const target = normalize(registry.basePath)
     const mountedAt = basePath + REGISTRY_MOUNT
     if (target !== mountedAt) req.url = target + (req.url ?? '').slice(mountedAt.length)
@@ -118,16 +131,19 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
       return send(res, errorReply(404, `No route for ${pathname}`))
     }
     const path = pathname.slice(basePath.length) || '/'
-    if (mounted(req, res, path, next)) return
-    route(req, path).then(
-      (reply) => send(res, reply),
-      (err: unknown) => {
+    const registry = isMounted(path)
+    gate(req, registry ? REGISTRY_BODY_TYPES : JSON_BODY_TYPES)
+      .then((rejected) => {
+        if (rejected) return void send(res, rejection(rejected, registry))
+        if (mounted(req, res, path, next)) return
+        return route(req, path).then((reply) => send(res, reply))
+      })
+      .catch((err: unknown) => {
         const status = statusOf(err)
         if (status === 500) options.onError?.(err)
         if (res.headersSent) return void res.destroy()
         send(res, errorReply(status, (err as Error)?.message ?? String(err)))
-      },
-    )
+      })
   }) as OpsHandler
   Object.defineProperties(handler, {
     basePath: { value: basePath },

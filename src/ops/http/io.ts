@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { badRequest } from '../errors.js'
+import { KafkaJSError } from '../../kafkajs/errors.js'
+import { validateGroupId } from '../../kafkajs/messageValidation.js'
+import { OpsError, badRequest } from '../errors.js'
 
 const MAX_BODY_BYTES = 1 << 20
 
@@ -8,6 +10,7 @@ export interface Reply {
   json?: unknown
   text?: string
   contentType?: string
+  headers?: Record<string, string>
 }
 
 export function send(res: ServerResponse, reply: Reply): void {
@@ -16,19 +19,25 @@ export function send(res: ServerResponse, reply: Reply): void {
     'content-type': reply.contentType ?? (reply.text === undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8'),
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
+    ...reply.headers,
   })
   res.end(body)
 }
 
 export const errorReply = (status: number, message: string): Reply => ({ status, json: { status, error: message } })
 
-/** The request's JSON object body; an empty body is `{}`. */
-export async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+const tooLarge = (): never => {
+  throw new OpsError(413, `request body larger than ${MAX_BODY_BYTES} bytes`)
+}
+
+/** The request's JSON object body; an empty body is `{}`. Keys other than `keys` are refused: a typo is not ignored. */
+export async function readJsonObject(req: IncomingMessage, keys: readonly string[]): Promise<Record<string, unknown>> {
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) tooLarge()
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > MAX_BODY_BYTES) badRequest(`request body larger than ${MAX_BODY_BYTES} bytes`)
+    if (size > MAX_BODY_BYTES) tooLarge()
     chunks.push(chunk)
   }
   const text = Buffer.concat(chunks).toString('utf8').trim()
@@ -40,6 +49,8 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
     return badRequest('request body is not valid JSON')
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) badRequest('request body must be a JSON object')
+  const unknown = Object.keys(value as object).filter((k) => !keys.includes(k))
+  if (unknown.length > 0) badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: expected ${keys.join(', ')}`)
   return value as Record<string, unknown>
 }
 
@@ -58,9 +69,37 @@ export function optionalBoolean(value: unknown, name: string): boolean | undefin
   return badRequest(`${name} must be true or false`)
 }
 
-export function optionalInteger(value: unknown, name: string): number | undefined {
+const INT32_MAX = 2_147_483_647
+
+/** An integer within [min, max] (default: a PostgreSQL int, 0 and up). */
+export function optionalInteger(value: unknown, name: string, { min = 0, max = INT32_MAX } = {}): number | undefined {
   if (value === undefined || value === null || value === '') return undefined
   const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value
   if (typeof n !== 'number' || !Number.isInteger(n)) return badRequest(`${name} must be an integer`)
+  if (n < min || n > max) return badRequest(`${name} must be between ${min} and ${max}, got ${n}`)
   return n
+}
+
+/** A consumer group id, by the same rules as the consumer's groupId (kafkajs/messageValidation.ts). */
+export function optionalGroup(value: unknown, name: string): string | undefined {
+  const group = optionalString(value, name)
+  if (group === undefined) return undefined
+  try {
+    validateGroupId(group)
+  } catch (err) {
+    if (err instanceof KafkaJSError) badRequest(`${name}: ${err.message}`)
+    throw err
+  }
+  return group
+}
+
+const MAX_TOPIC_LENGTH = 255
+
+/** A topic name to look up: text PostgreSQL can hold (no NUL, no unpaired surrogate), at most 255 characters. */
+export function optionalTopic(value: unknown, name: string): string | undefined {
+  const topic = optionalString(value, name)
+  if (topic === undefined) return undefined
+  if (topic.length > MAX_TOPIC_LENGTH) badRequest(`${name} must be at most ${MAX_TOPIC_LENGTH} characters, got ${topic.length}`)
+  if (topic.includes('\0') || !topic.isWellFormed()) badRequest(`${name} must be well-formed Unicode without NUL characters`)
+  return topic
 }

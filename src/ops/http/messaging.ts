@@ -3,14 +3,16 @@
 import type { PgQueueContext } from '../../client/context.js'
 import { consumerLag, resetOffsets, type GroupLag } from '../lag.js'
 import { listRegistrations, registerConsumer, unregisterConsumer } from '../registrations.js'
-import { optionalBoolean, optionalInteger, optionalString, type Reply } from './io.js'
+import { badRequest } from '../errors.js'
+import { optionalBoolean, optionalGroup, optionalInteger, optionalTopic, type Reply } from './io.js'
 
 export interface MessagingRequest {
   method: string
   /** path below the messaging base */
   path: string
   query: URLSearchParams
-  body: () => Promise<Record<string, unknown>>
+  /** the JSON object body; keys outside `keys` answer 400 */
+  body: (keys: readonly string[]) => Promise<Record<string, unknown>>
 }
 
 type Route = (ctx: PgQueueContext, req: MessagingRequest) => Promise<Reply>
@@ -49,8 +51,8 @@ const routes: Record<string, Partial<Record<string, Route>>> = {
   '/consumer/lag': {
     GET: async (ctx, req) => {
       const groups = await consumerLag(ctx, {
-        group: optionalString(q(req, 'group'), 'group'),
-        topic: optionalString(q(req, 'topic'), 'topic'),
+        group: optionalGroup(q(req, 'group'), 'group'),
+        topic: optionalTopic(q(req, 'topic'), 'topic'),
         detailed: optionalBoolean(q(req, 'detailed'), 'detailed') ?? false,
       })
       return { status: 200, json: lagEnvelope(groups) }
@@ -59,23 +61,28 @@ const routes: Record<string, Partial<Record<string, Route>>> = {
   '/consumers': {
     GET: async (ctx, req) => ({
       status: 200,
-      json: await listRegistrations(ctx, { topic: optionalString(q(req, 'topicName'), 'topicName') }),
+      json: await listRegistrations(ctx, { topic: optionalTopic(q(req, 'topicName'), 'topicName') }),
     }),
     PUT: async (ctx, req) => {
-      const body = await req.body()
-      return { status: 200, json: await registerConsumer(ctx, { group: body.consumerGroup as string, topic: body.topicName as string }) }
+      const body = await req.body(['consumerGroup', 'topicName'])
+      return { status: 200, json: await registerConsumer(ctx, registrationKey(body.consumerGroup, body.topicName)) }
     },
     DELETE: async (ctx, req) => ({
       status: 200,
-      json: await unregisterConsumer(ctx, { group: q(req, 'consumerGroup') as string, topic: q(req, 'topicName') as string }),
+      json: await unregisterConsumer(ctx, registrationKey(q(req, 'consumerGroup'), q(req, 'topicName'))),
     }),
   },
   '/consumer/offsets/reset': {
     POST: async (ctx, req) => {
-      const body = await req.body()
+      const body = await req.body(['consumerGroup', 'topicName', 'partitionId', 'onlyStuckAhead', 'allGroups'])
+      const group = optionalGroup(body.consumerGroup, 'consumerGroup')
+      // every group only when asked for by name: a misspelt consumerGroup must not reset them all
+      const allGroups = optionalBoolean(body.allGroups, 'allGroups') ?? false
+      if (group === undefined && !allGroups) badRequest('consumerGroup is required (or "allGroups": true to reset every group)')
+      if (group !== undefined && allGroups) badRequest('give either consumerGroup or "allGroups": true, not both')
       const result = await resetOffsets(ctx, {
-        group: optionalString(body.consumerGroup, 'consumerGroup'),
-        topic: optionalString(body.topicName, 'topicName'),
+        group,
+        topic: optionalTopic(body.topicName, 'topicName'),
         partition: optionalInteger(body.partitionId, 'partitionId'),
         onlyStuckAhead: optionalBoolean(body.onlyStuckAhead, 'onlyStuckAhead'),
       })
@@ -97,6 +104,12 @@ const routes: Record<string, Partial<Record<string, Route>>> = {
     },
   },
 }
+
+/** Both parts are required (the registration store says so with 400 when one is missing). */
+const registrationKey = (group: unknown, topic: unknown) => ({
+  group: optionalGroup(group, 'consumerGroup') as string,
+  topic: optionalTopic(topic, 'topicName') as string,
+})
 
 /** The route for a method and path: a Route, 'method' (path known, method not) or undefined (unknown path). */
 export function messagingRoute(method: string, path: string): Route | 'method' | undefined {

@@ -4,7 +4,8 @@ import { SchemaRegistryError, backendError } from '../errors.js'
 import type { Reply } from './router.js'
 
 export const REGISTRY_CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json'
-const ACCEPTED_BODY_TYPES = new Set([
+/** Request body media types the registry takes (Confluent's server takes these too). */
+export const REGISTRY_BODY_TYPES: ReadonlySet<string> = new Set([
   REGISTRY_CONTENT_TYPE,
   'application/vnd.schemaregistry+json',
   'application/json',
@@ -15,7 +16,7 @@ const MAX_BODY_BYTES = 16 * 1024 * 1024
 /** The JSON body, or undefined when empty. 415 for other media types, 413 when too large, 400 for bad JSON. */
 export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
-  if (type !== '' && !ACCEPTED_BODY_TYPES.has(type)) {
+  if (type !== '' && !REGISTRY_BODY_TYPES.has(type)) {
     throw new SchemaRegistryError(415, 415, `HTTP 415 Unsupported Media Type: ${type}`)
   }
   const chunks: Buffer[] = []

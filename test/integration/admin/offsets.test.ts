@@ -84,15 +84,29 @@ describe('group offsets', () => {
     expect(await offsetsOf(groupId, topic)).toEqual(['1', '2'])
   })
 
-  it("stores '-1' / '-2' as the high / low watermark, as resetOffsets does", async () => {
+  it("stores '-1' / '-2' as the marker (as Kafka does) and the watermark it meant in offset_value", async () => {
     const topic = await topicWith([5, 2])
     const groupId = uniqueName('g')
+    const stored = async () =>
+      (
+        await t.db.pool.query<{ offset_value: string }>(
+          `SELECT o.offset_value::text FROM ${t.db.schema}.metadata_queue_consumer_offset o
+           JOIN ${t.db.schema}.metadata_queue_topic tp ON tp.id = o.topic_id
+           WHERE o.consumer_group = $1 AND tp.topic_name = $2 ORDER BY o.partition_id`,
+          [groupId, topic],
+        )
+      ).rows.map((r) => r.offset_value)
     await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '-1' }, { partition: 1, offset: '-2' }] })
-    expect(await offsetsOf(groupId, topic)).toEqual(['5', '0'])
+    expect(await offsetsOf(groupId, topic)).toEqual(['-1', '-2'])
+    expect(await stored()).toEqual(['5', '0'])
     await admin.resetOffsets({ groupId, topic, earliest: true })
-    expect(await offsetsOf(groupId, topic)).toEqual(['0', '0'])
+    expect(await offsetsOf(groupId, topic)).toEqual(['-2', '-2'])
+    expect(await stored()).toEqual(['0', '0'])
     await admin.resetOffsets({ groupId, topic } as never)
-    expect(await offsetsOf(groupId, topic)).toEqual(['5', '2'])
+    expect(await offsetsOf(groupId, topic)).toEqual(['-1', '-1'])
+    expect(await stored()).toEqual(['5', '2'])
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] })
+    expect(await offsetsOf(groupId, topic)).toEqual(['3', '-1'])
   })
 
   it('without topics lists only what the group committed', async () => {

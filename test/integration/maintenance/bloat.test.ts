@@ -62,8 +62,9 @@ describe('bloat', () => {
       `[bloat] ${ITERATIONS} x ${PER_ITERATION} messages: message partitions ${kib(baseline)} after round ${BASELINE_AFTER}, ` +
         `${kib(final)} after round ${ITERATIONS}, peak ${kib(peak)} (${(final / baseline).toFixed(2)}x); deleted ${deleted} rows`,
     )
-    expect(deleted).toBe(ITERATIONS * PER_ITERATION)
-    expect((await size()).rows).toBe(0)
+    // everything but each partition's newest row (the anchor DataHub's MAX+1 producers continue from)
+    expect(deleted).toBe(ITERATIONS * PER_ITERATION - 2)
+    expect((await size()).rows).toBe(2)
     expect(final).toBeLessThan(3 * baseline)
     expect(peak).toBeLessThan(3 * baseline)
   })

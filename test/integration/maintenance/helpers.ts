@@ -110,7 +110,7 @@ export function useMaintenanceFixture(label: string, options: PgQueueOptions = {
     },
     async seqs(topicId, partition = 0) {
       const rows = await sql<{ seq: string }>(
-        `SELECT enqueue_seq::text AS seq FROM ${tables.message} WHERE topic_id = $1 AND partition_id = $2 ORDER BY 1::int8`,
+        `SELECT enqueue_seq::text AS seq FROM ${tables.message} WHERE topic_id = $1 AND partition_id = $2 ORDER BY enqueue_seq`,
         [topicId, partition],
       )
       return rows.map((r) => Number(r.seq))

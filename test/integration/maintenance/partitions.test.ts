@@ -1,5 +1,6 @@
-// Whole message partitions are dropped once every row in them is past its own topic's age retention, whatever
-// lease or ack rows point at them; sequence numbers continue afterwards.
+// Whole message partitions are dropped once every row in them is past its own topic's age retention and the drop
+// deletes only a prefix of each log, never its newest row (the anchor), whatever lease or ack rows point at them;
+// sequence numbers continue afterwards.
 import { describe, expect, it } from 'vitest'
 import { useMaintenanceFixture } from './helpers.js'
 
@@ -36,6 +37,7 @@ describe('partition drops', () => {
     await m.insertRows(live.id, 0, 1)
     await lease('topic_id = ANY($1::int8[])', [[old.id, live.id]])
     const name = await partitionOf(old.id)
+    await m.insertRows(old.id, 0, 1) // the log's anchor, in today's partition
 
     const report = await m.run()
 
@@ -48,8 +50,43 @@ describe('partition drops', () => {
 
     const producer = await m.producer()
     const [sent] = await producer.send({ topic: old.name, messages: [{ value: 'after the drop' }] })
+    expect(sent.baseOffset).toBe('4')
+    expect(await m.seqs(old.id)).toEqual([4, 5])
+  })
+
+  it('keeps an expired partition that holds a quiet log\'s newest row; the log goes on from it', async () => {
+    const quiet = await m.retentionTopic({ retentionSeconds: DAY })
+    await m.insertRows(quiet.id, 0, 3, { ageSeconds: 6 * DAY })
+    const name = await partitionOf(quiet.id)
+
+    const report = await m.run()
+
+    expect(report.partitions.kept).toContain(name)
+    expect(await m.seqs(quiet.id)).toEqual([3]) // age retention took the rest, the anchor stays
+    expect(report.byTopic[quiet.name].age).toBe(2)
+    const producer = await m.producer()
+    const [sent] = await producer.send({ topic: quiet.name, messages: [{ value: 'next' }] })
     expect(sent.baseOffset).toBe('3')
-    expect(await m.seqs(old.id)).toEqual([4])
+  })
+
+  it('keeps an expired partition whose rows are not a prefix of their log (a transaction older than its seq)', async () => {
+    const topic = await m.retentionTopic({ retentionSeconds: DAY })
+    // seq 1 and 3 carry an old enqueued_at (3 as a transaction that began long before it committed), 2 and 4 are new
+    await m.insertRows(topic.id, 0, 1, { ageSeconds: 7 * DAY })
+    await m.insertRows(topic.id, 0, 1)
+    await m.insertRows(topic.id, 0, 1, { ageSeconds: 7 * DAY })
+    await m.insertRows(topic.id, 0, 1)
+    const [old] = await m.sql<{ name: string }>(
+      `SELECT c.relname AS name FROM ${m.tables.message} x JOIN pg_class c ON c.oid = x.tableoid
+       WHERE x.topic_id = $1 AND x.enqueue_seq = 3`,
+      [topic.id],
+    )
+
+    const report = await m.run()
+
+    expect(report.partitions.kept).toContain(old.name)
+    // age retention deletes the log's prefix up to the first young row: 3 stays behind 2, no hole
+    expect(await m.seqs(topic.id)).toEqual([2, 3, 4])
   })
 
   it('keeps a partition holding rows of a keep-forever topic and deletes the other rows there by age', async () => {
@@ -65,8 +102,8 @@ describe('partition drops', () => {
     expect(report.partitions.kept).toContain(name)
     expect(await exists(name)).toBe(true)
     expect(await m.seqs(forever.id)).toEqual([1])
-    expect(await m.seqs(short.id)).toEqual([])
-    expect(report.byTopic[short.name].age).toBe(2)
+    expect(await m.seqs(short.id)).toEqual([2]) // the anchor
+    expect(report.byTopic[short.name].age).toBe(1)
   })
 
   it('keeps a partition whose rows are still inside their topic window', async () => {

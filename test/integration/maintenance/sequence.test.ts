@@ -1,4 +1,5 @@
-// Sequence numbers live in the ledger, not in the rows: emptying a partition never restarts its offsets.
+// Sequence numbers never restart: the ledger carries them, and retention keeps each partition's newest row (the
+// anchor), so DataHub's MAX(enqueue_seq)+1 producers continue from it too.
 import { describe, expect, it } from 'vitest'
 import type { KafkaMessage } from 'kafkajs'
 import { deferred, waitFor } from '../../helpers/db.js'
@@ -17,7 +18,7 @@ async function committed(group: string, topicId: string): Promise<string | undef
 }
 
 describe('sequence survival', () => {
-  it('continues offsets after aggressive retention empties a partition; the committed group gets the next message', async () => {
+  it('continues offsets after aggressive retention purges a partition down to its anchor; the committed group gets the next message', async () => {
     const topic = await m.retentionTopic({ aggressive: true })
     const producer = await m.producer()
     await producer.send({ topic: topic.name, messages: Array.from({ length: 10 }, (_, i) => ({ value: `v${i}` })) })
@@ -34,9 +35,9 @@ describe('sequence survival', () => {
     await waitFor(async () => (await committed(groupId, topic.id)) === '10', { timeout: 15_000 })
 
     const report = await m.run()
-    expect(report.byTopic[topic.name].aggressive).toBe(10)
+    expect(report.byTopic[topic.name].aggressive).toBe(9)
     expect(report.aggressiveBlocked.filter((b) => b.topic === topic.name)).toEqual([])
-    expect(await m.seqs(topic.id)).toEqual([])
+    expect(await m.seqs(topic.id)).toEqual([10])
 
     const [sent] = await producer.send({ topic: topic.name, messages: [{ value: 'after' }] })
     expect(sent.baseOffset).toBe('10')
@@ -44,13 +45,14 @@ describe('sequence survival', () => {
     expect(message.offset).toBe('10')
     await waitFor(async () => (await committed(groupId, topic.id)) === '11', { timeout: 15_000 })
 
-    // the group is not STUCK_AHEAD: the next run purges the new message too
+    // the group is not STUCK_AHEAD: the next run purges the old anchor, the new message is the anchor now
     expect((await m.run()).byTopic[topic.name].aggressive).toBe(1)
+    expect(await m.seqs(topic.id)).toEqual([11])
     const admin = m.kafka.admin()
     await admin.connect()
     try {
       expect(await admin.fetchTopicOffsets(topic.name)).toEqual([
-        expect.objectContaining({ partition: 0, high: '11', low: '11' }),
+        expect.objectContaining({ partition: 0, high: '11', low: '10' }),
       ])
     } finally {
       await admin.disconnect()

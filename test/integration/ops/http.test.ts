@@ -141,7 +141,7 @@ describe('ops HTTP API', () => {
       ['GET', `${base}/consumer/lag?topic=${missing}`, undefined, 404],
       ['GET', `${base}/consumers?topicName=${missing}`, undefined, 404],
       ['PUT', `${base}/consumers`, { consumerGroup: 'g', topicName: missing }, 404],
-      ['POST', `${base}/consumer/offsets/reset`, { topicName: missing }, 404],
+      ['POST', `${base}/consumer/offsets/reset`, { consumerGroup: 'g', topicName: missing }, 404],
       ['GET', `${base}/consumer/lag?detailed=maybe`, undefined, 400],
       ['PUT', `${base}/consumers`, { topicName: topic }, 400],
       ['PUT', `${base}/consumers`, '{not json', 400],
@@ -188,7 +188,8 @@ describe('ops HTTP API options', () => {
       expect((await fetch(`${s.url}/health`)).status).toBe(200)
       expect((await fetch(`${s.url.replace(/\/ops$/, '')}/health`)).status).toBe(404)
       const body = JSON.stringify({ consumerGroup: 'g', topicName: 'whatever' })
-      const put = (headers: Record<string, string>) => fetch(`${s.url}/openapi/operations/messaging/consumers`, { method: 'PUT', headers, body })
+      const put = (headers: Record<string, string>) =>
+        fetch(`${s.url}/openapi/operations/messaging/consumers`, { method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body })
       expect((await put({})).status).toBe(403)
       expect((await put({ authorization: 'Bearer ok' })).status).toBe(404)
       expect(await (await fetch(`${s.url}/schema-registry/api/subjects?deleted=true`)).text()).toBe('registry')

@@ -52,6 +52,14 @@ describe('npm package', () => {
     )
     expect(cjs.ok, cjs.output).toBe(true)
 
+    // metrics, Avro and tracing load on first use, not with the package (scripts/measure-require.mjs for the time)
+    const lazy = run(
+      'node',
+      ['-e', "require('kafkajs-pgqueue'); const loaded = Object.keys(require.cache).filter((k) => /node_modules[\\/](prom-client|avsc|@opentelemetry)[\\/]/.test(k)); if (loaded.length) { console.error(loaded); process.exit(2) }"],
+      app,
+    )
+    expect(lazy.ok, lazy.output).toBe(true)
+
     const esm = run(
       'node',
       [

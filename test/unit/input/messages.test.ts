@@ -86,8 +86,11 @@ describe('messages', () => {
     ['timestamp "yesterday"', { value: 'v', timestamp: 'yesterday' }, /Invalid timestamp/],
     ['timestamp -1', { value: 'v', timestamp: -1 }, /Invalid timestamp/],
     ['a message that is not an object', 'just a string', /Invalid message/],
-    ['null as a message', null, /Invalid message/],
   ])('%s is refused', (_what, message, pattern) => rejects(one(message), pattern))
+
+  it('null as a message fails as in KafkaJS (a TypeError reading its value)', () => {
+    expect(one(null)).toThrow(TypeError)
+  })
 
   it('messages over maxMessageBytes are refused (key + value + headers count)', () => {
     rejects(one({ value: Buffer.alloc(1001) }, 1000), /Message too large.*1001 bytes.*maximum of 1000/)

@@ -43,7 +43,8 @@ describe('KafkaJS producer checks (exact messages)', () => {
     expect(errorOf(send({ topic: 't', messages: [{ value: 'ok' }, { key: 'k' }] })).message).toBe(
       'Invalid message without value for topic "t": {"key":"k"}',
     )
-    expect(errorOf(send({ topic: 't', messages: [null] })).message).toBe('Invalid message without value for topic "t": null')
+    // KafkaJS reads `.value` of each message: a null one fails with the TypeError that raises
+    expect(send({ topic: 't', messages: [null] })).toThrow(new TypeError("Cannot read properties of null (reading 'value')"))
     expect(errorOf(send({ topic: 't', messages: [{ key: 1n }] })).message).toBe('Invalid message without value for topic "t": {"key":"1"}')
   })
 
@@ -211,6 +212,9 @@ describe('properties', () => {
           try {
             validateProducerRecord(record as never, { maxMessageBytes: 200 })
           } catch (e) {
+            // the one exception is KafkaJS's own: a null/undefined message fails reading its `.value`
+            const messages = (record as { messages?: unknown } | null)?.messages
+            if (e instanceof TypeError && Array.isArray(messages) && Array.from(messages).some((m) => m == null)) return
             expect(e).toBeInstanceOf(KafkaJSError)
             expect((e as KafkaJSError).retriable).toBe(false)
           }

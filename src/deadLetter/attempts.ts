@@ -1,0 +1,37 @@
+import type { Kafka as PgQueueKafka } from '../kafka.js'
+import { clearAttempts, readAttempts, recordAttempts, type AttemptKey } from '../store/deliveryAttempts.js'
+
+export type { AttemptKey }
+
+/** Failed attempts per message of one group: where the count survives (or not) a restart. */
+export interface AttemptLog {
+  /** failures recorded so far */
+  read(key: AttemptKey): Promise<{ attempts: number }>
+  failed(key: AttemptKey, attempts: number, error: string): Promise<void>
+  forget(key: AttemptKey): Promise<void>
+  close(): Promise<void>
+}
+
+const id = (k: AttemptKey) => `${k.group}\u0000${k.topic}\u0000${k.partition}\u0000${k.offset}`
+
+/** Kafka: counts kept by this process; a restarted consumer starts a message's count again. */
+export function memoryAttempts(): AttemptLog {
+  const counts = new Map<string, number>()
+  return {
+    read: async (k) => ({ attempts: counts.get(id(k)) ?? 0 }),
+    failed: async (k, attempts) => void counts.set(id(k), attempts),
+    forget: async (k) => void counts.delete(id(k)),
+    close: async () => counts.clear(),
+  }
+}
+
+/** pgQueue: counts stored with the group (table delivery_attempt), so they survive a crash or a rebalance. */
+export async function storedAttempts(kafka: PgQueueKafka): Promise<AttemptLog> {
+  const { pool, tables, release } = await kafka.database()
+  return {
+    read: (k) => readAttempts(pool, tables, k),
+    failed: (k, attempts, error) => recordAttempts(pool, tables, k, attempts, error),
+    forget: (k) => clearAttempts(pool, tables, k),
+    close: release,
+  }
+}

@@ -1,0 +1,43 @@
+import { run, type Queryable } from '../db/database.js'
+import type { Tables } from '../db/tables.js'
+import { statements } from './statement.js'
+
+/** A message as a group sees it: topic by name, the Kafka offset (enqueue_seq - 1). */
+export interface AttemptKey {
+  group: string
+  topic: string
+  partition: number
+  offset: string
+}
+
+const sql = statements((t) => ({
+  read: `
+    SELECT a.attempts FROM ${t.deliveryAttempt} a JOIN ${t.topic} tp ON tp.id = a.topic_id
+    WHERE a.consumer_group = $1 AND tp.topic_name = $2 AND a.partition_id = $3 AND a.enqueue_seq = $4::bigint + 1`,
+  // the count only grows: two members racing on one message (a rebalance) cannot lower it
+  record: `
+    INSERT INTO ${t.deliveryAttempt} AS a (consumer_group, topic_id, partition_id, enqueue_seq, attempts, last_error)
+    SELECT $1, tp.id, $3, $4::bigint + 1, $5, $6 FROM ${t.topic} tp WHERE tp.topic_name = $2
+    ON CONFLICT (consumer_group, topic_id, partition_id, enqueue_seq) DO UPDATE
+      SET attempts = GREATEST(a.attempts, EXCLUDED.attempts), last_error = EXCLUDED.last_error, updated_at = now()`,
+  clear: `
+    DELETE FROM ${t.deliveryAttempt} a USING ${t.topic} tp
+    WHERE tp.id = a.topic_id AND a.consumer_group = $1 AND tp.topic_name = $2 AND a.partition_id = $3
+      AND a.enqueue_seq = $4::bigint + 1`,
+}))
+
+const params = (k: AttemptKey) => [k.group, k.topic, k.partition, k.offset]
+
+/** Failed attempts recorded for the message so far (0 when none). */
+export async function readAttempts(db: Queryable, t: Tables, key: AttemptKey): Promise<{ attempts: number }> {
+  const res = await run<{ attempts: number }>(db, sql(t).read, params(key))
+  return { attempts: res.rows[0]?.attempts ?? 0 }
+}
+
+export async function recordAttempts(db: Queryable, t: Tables, key: AttemptKey, attempts: number, error: string): Promise<void> {
+  await run(db, sql(t).record, [...params(key), attempts, error])
+}
+
+export async function clearAttempts(db: Queryable, t: Tables, key: AttemptKey): Promise<void> {
+  await run(db, sql(t).clear, params(key))
+}
