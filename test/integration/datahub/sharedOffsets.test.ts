@@ -36,8 +36,7 @@ const offsetsOf = async (groupId: string, topic: string) =>
   Object.fromEntries((await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions.map((p) => [p.partition, p.offset]))
 
 describe('rows DataHub writes (scenario 2)', () => {
-  // it.fails until `write` lands its part of #16 on main
-  it.fails('advance the high watermark and the commits of our consumer on a topic we created', async () => {
+  it('advance the high watermark and the commits of our consumer on a topic we created', async () => {
     const topic = await f.createTopic(4, 'dh-rows')
     await dataHubWrites(topic, 400, 'a')
     const group = uniqueName('ours')
@@ -50,8 +49,7 @@ describe('rows DataHub writes (scenario 2)', () => {
     expect(await offsetsOf(group, topic), 'committed offsets after consuming every row').toEqual(expected)
   })
 
-  // it.fails until `write` lands its part of #16 on main
-  it.fails('on a topic only DataHub created (ensure_topic), our consumer reads every row and admin reports them', async () => {
+  it('on a topic only DataHub created (ensure_topic), our consumer reads every row and admin reports them', async () => {
     const topic = uniqueName('dh-only')
     await f.dataHub().ensureTopic(topic)
     await dataHubWrites(topic, 100, 'b')
@@ -86,8 +84,7 @@ describe("one group's offsets, committed by either family (scenario 3)", () => {
     expect(warnings.filter((w) => /STUCK_AHEAD/.test(w))).toEqual([])
   })
 
-  // it.fails until `write` lands its part of #16 on main
-  it.fails('our commit is where a DataHub consumer of the group continues', async () => {
+  it('our commit is where a DataHub consumer of the group continues', async () => {
     const topic = await f.createTopic(2, 'ours-commit')
     await dataHubWrites(topic, 60, 'e')
     const group = uniqueName('shared')
