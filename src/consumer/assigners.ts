@@ -1,4 +1,4 @@
-import kafkajs from 'kafkajs'
+import kafkajs from '../kafkajs/upstream.js'
 import type { Assigner, Cluster, Logger, PartitionAssigner, PartitionMetadata } from 'kafkajs'
 import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
