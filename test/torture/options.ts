@@ -31,7 +31,8 @@ export interface Options extends Mix {
   brokers?: string[]
   /** where the history is written; kept after the run */
   dir?: string
-  verbose: boolean
+  /** a JSON report in vitest's shape (one "test" per guarantee kind), for CI's closing summary line */
+  report?: string
 }
 
 /** What each transport can do at all: Kafka has no priorities, outbox, maintenance, or a proxy we can put in front. */
@@ -76,7 +77,7 @@ const list = <T extends string>(value: string | undefined, allowed: readonly T[]
 export const USAGE = `npm run check:torture -- [--seconds N] [--seed S] [--processes P] [--faults kill,stop,terminate,restart,drop,delay,clock]
     [--transport pgqueue|kafka] [--ci] [--ops ${PRODUCER_OPS.join(',')}] [--handlers ${HANDLERS.join(',')}]
     [--consumer-ops ${CONSUMER_OPS.join(',')}] [--no-eos] [--no-priorities] [--drain-seconds N] [--stuck-ms N]
-    [--session-ms N] [--fault-every-ms N] [--database-url URL] [--dir DIR] [--verbose]`
+    [--session-ms N] [--fault-every-ms N] [--database-url URL] [--dir DIR] [--report FILE]`
 
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
   const { values } = parseArgs({
@@ -86,7 +87,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       transport: { type: 'string' }, ci: { type: 'boolean' }, ops: { type: 'string' }, handlers: { type: 'string' },
       'consumer-ops': { type: 'string' }, 'no-eos': { type: 'boolean' }, 'no-priorities': { type: 'boolean' },
       'drain-seconds': { type: 'string' }, 'stuck-ms': { type: 'string' }, 'session-ms': { type: 'string' },
-      'fault-every-ms': { type: 'string' }, 'database-url': { type: 'string' }, dir: { type: 'string' }, verbose: { type: 'boolean' },
+      'fault-every-ms': { type: 'string' }, 'database-url': { type: 'string' }, dir: { type: 'string' }, report: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -124,7 +125,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     databaseUrl: values['database-url'],
     brokers: kafka ? (env.KAFKA_BROKERS ?? '').split(',').filter(Boolean) : undefined,
     dir: values.dir,
-    verbose: values.verbose ?? false,
+    report: values.report,
   }
   if (kafka && options.brokers!.length === 0) throw new Error('the Kafka run needs KAFKA_BROKERS')
   if (options.databaseUrl && options.faults.includes('restart')) throw new Error('--faults restart needs the private server (no --database-url)')
