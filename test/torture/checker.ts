@@ -1,12 +1,13 @@
 // The checker: reads a recorded history and reports every broken guarantee of docs/guarantees.md, by kind, with
 // the events that show it. Pure: no database, no clock; unit-tested on hand-made histories
 // (test/unit/torture/checker.test.ts).
-import { priorityOf, type Ack, type Aborted, type Commit, type Delivery, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
+import { priorityOf, type Ack, type Aborted, type Commit, type Delivery, type Fault, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
 
 export const VIOLATION_KINDS = [
   'lost', // an acknowledged message never delivered to a group subscribed to its topic
   'order', // first deliveries of one partition (and priority) out of offset order
   'concurrent', // two handlers for one group's partition at once (not excused by a handler past the session timeout)
+  'zombie', // a member stalled past its session handled a partition taken over meanwhile, before joining again
   'commit-past-unprocessed', // a committed offset passed a message the group had not processed yet
   'eos-duplicate', // a consume-transform-produce input with more than one output
   'eos-missing', // an acknowledged input with no output after the drain
@@ -34,6 +35,11 @@ export interface CheckConfig {
   lossyTopics?: string[]
   /** consume-transform-produce pairs: each input offset must have exactly one output */
   eos?: Array<{ input: string; output: string }>
+  /**
+   * A member stopped past the session timeout handles nothing of a partition another member took over, until it
+   * has joined again (pgQueue fences every fetch, #13; KafkaJS on Kafka finishes the batch it had fetched).
+   */
+  fencedHandlers?: boolean
   /** offsets are gap-free per partition (pgQueue; Kafka's transaction markers take offsets) */
   denseOffsets?: boolean
 }
@@ -86,6 +92,7 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
   checkLoss(history, deliveries, lossy, report)
   checkOrder(deliveries, report)
   checkConcurrency(history, config.sessionTimeoutMs, report)
+  if (config.fencedHandlers) checkZombies(history, config.sessionTimeoutMs, report)
   checkCommits(of('c'), of('x'), atOffset, lossy, report)
   checkEos(config.eos ?? [], acks, placesOf, report)
   const writeDuplicates = checkWrites(acks, placesOf, report)
@@ -264,6 +271,43 @@ function checkConcurrency(history: HistoryEvent[], sessionTimeoutMs: number, rep
         )
       }
       running.push(iv)
+    }
+  }
+}
+
+/**
+ * After a stall past the session timeout (SIGSTOP .. SIGCONT), a member must not enter a handler for a partition
+ * another member of its group entered meanwhile, until it has joined the group again.
+ */
+function checkZombies(history: HistoryEvent[], sessionTimeoutMs: number, report: Report) {
+  const stops = new Map<string, Fault>()
+  for (const e of history) {
+    if (e.k !== 'fault') continue
+    if (e.f === 'stop') stops.set(e.target, e)
+    else if (e.f === 'cont' && stops.has(e.target)) {
+      const stop = stops.get(e.target)!
+      stops.delete(e.target)
+      if (e.t - stop.t > sessionTimeoutMs) zombieAfter(history, stop, e, report)
+    }
+  }
+}
+
+function zombieAfter(history: HistoryEvent[], stop: Fault, cont: Fault, report: Report) {
+  const member = stop.target
+  const takenOver = new Map<string, HandlerEnter>()
+  for (const e of history) {
+    if (e.t < stop.t) continue
+    if (e.k === 'he' && e.w !== member) {
+      if (!takenOver.has(`${e.g}|${tpKey(e.topic, e.partition)}`)) takenOver.set(`${e.g}|${tpKey(e.topic, e.partition)}`, e)
+    } else if (e.t > cont.t) {
+      // a new member now: it joined again, or the process is gone
+      if ((e.k === 'join' && e.w === member) || (e.k === 'exit' && e.target === member)) return
+      if (e.k !== 'he' || e.w !== member) continue
+      const successor = takenOver.get(`${e.g}|${tpKey(e.topic, e.partition)}`)
+      if (successor) {
+        report('zombie', `${member}, stopped ${cont.t - stop.t} ms (past the session), handled ${tpKey(e.topic, e.partition)} of group ${e.g} at ${e.t} after ${successor.w} took it over at ${successor.t}, without joining again`, [stop, successor, cont, e])
+        return
+      }
     }
   }
 }

@@ -108,6 +108,12 @@ export interface Subscribe extends Base {
   topics: string[]
 }
 
+/** The member joined its group (GROUP_JOIN): after a stall, it may own partitions again. */
+export interface Join extends Base {
+  k: 'join'
+  g: string
+}
+
 export interface Seek extends Base {
   k: 'seek'
   g: string
@@ -166,7 +172,7 @@ export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'de
 
 export type HistoryEvent =
   | Ack | Ambiguous | Aborted | TxnBegin | TxnCommitting | HandlerEnter | HandlerLeave | Delivery | Processed | Commit
-  | Subscribe | Seek | Stuck | ErrorEvent | Fault | Exit | Audit | Stat
+  | Subscribe | Join | Seek | Stuck | ErrorEvent | Fault | Exit | Audit | Stat
 
 type Omitted<E> = E extends HistoryEvent ? Omit<E, 't' | 'w'> : never
 

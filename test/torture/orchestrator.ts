@@ -114,6 +114,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     lossyTopics: all.filter((t) => t.lossy).map((t) => t.name),
     eos: opts.eos ? [{ input: eosIn.name, output: eosOut.name }] : [],
     denseOffsets: pgq,
+    fencedHandlers: pgq,
   }
   const drainUntil = Date.now() + opts.drainSeconds * 1000
   let left = outstanding(readHistory(dir), checkConfig)
@@ -153,13 +154,16 @@ function planSlots(
 ): SlotPlan[] {
   const slots: SlotPlan[] = []
   const nProducers = Math.max(1, Math.round(opts.processes / 3))
-  const nTransform = opts.eos ? 1 : 0
+  // two transformers, so a stalled one has a successor that takes its partitions over
+  const nTransform = opts.eos ? 2 : 0
   const nConsumers = Math.max(2, opts.processes - nProducers - nTransform)
   const produced = opts.eos ? [...topics, eosIn] : topics
   for (let i = 0; i < nProducers; i++) {
     slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, bizTable })
   }
-  if (opts.eos) slots.push({ role: 'transform', id: 't0', group: name('eos'), input: eosIn.name, output: eosOut.name, transactionalId: `${runId}-eos` })
+  for (let i = 0; i < nTransform; i++) {
+    slots.push({ role: 'transform', id: `t${i}`, group: name('eos'), input: eosIn.name, output: eosOut.name, transactionalId: `${runId}-eos-${i}` })
+  }
   const [a, b] = topics.map((t) => t.name)
   const cap = topics.find((t) => t.lossy)?.name
   for (let i = 0; i < nConsumers; i++) {

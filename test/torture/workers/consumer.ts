@@ -79,6 +79,7 @@ function newConsumer(): Consumer {
   c.on(c.events.COMMIT_OFFSETS, ({ payload }) => {
     for (const t of payload.topics) for (const p of t.partitions) rec.record({ k: 'c', g, topic: t.topic, partition: Number(p.partition), offset: String(p.offset), src: 'event' })
   })
+  c.on(c.events.GROUP_JOIN, () => rec.record({ k: 'join', g }))
   c.on(c.events.CRASH, ({ payload }) => w.recordError(`crash(restart=${payload.restart})`, payload.error))
   return c
 }

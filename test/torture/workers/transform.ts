@@ -4,10 +4,10 @@
 import type { EachBatchPayload } from 'kafkajs'
 import { eosOutputValue } from '../checker.js'
 import type { TransformSpec } from '../spec.js'
-import { startWorker } from './common.js'
+import { sleep, startWorker } from './common.js'
 
 const w = startWorker<TransformSpec>()
-const { spec, rec, kafka } = w
+const { spec, rng, rec, kafka } = w
 const g = spec.group
 const producer = kafka.producer({ transactionalId: spec.transactionalId, idempotent: true, maxInFlightRequests: 1, retry: { retries: 3 } })
 const consumer = kafka.consumer({
@@ -33,6 +33,7 @@ async function eachBatch({ batch }: EachBatchPayload) {
   try {
     for (const m of batch.messages) rec.record({ k: 'd', g, topic, partition, offset: m.offset, value: String(m.value) })
     await w.track('eos.send', () => tx.send({ topic: spec.output, messages: outputs }))
+    await sleep(rng.int(0, 30)) // the transform's own work: a stall may land inside the transaction
     await w.track('eos.sendOffsets', () => tx.sendOffsets({ consumerGroupId: g, topics: [{ topic, partitions: [{ partition, offset: next }] }] }))
   } catch (e) {
     await tx.abort().catch(() => undefined)
@@ -56,6 +57,7 @@ async function eachBatch({ batch }: EachBatchPayload) {
 }
 
 async function main() {
+  consumer.on(consumer.events.GROUP_JOIN, () => rec.record({ k: 'join', g }))
   consumer.on(consumer.events.CRASH, ({ payload }) => w.recordError(`crash(restart=${payload.restart})`, payload.error))
   w.onStop(() => consumer.disconnect().then(() => producer.disconnect()))
   await w.track('connect', () => Promise.all([producer.connect(), consumer.connect()]))
