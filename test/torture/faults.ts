@@ -69,10 +69,16 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
       await t.server!.restart(downMs)
       return
     }
-    case 'drop':
-      rec.record({ k: 'fault', f: 'drop', target: 'proxy', detail: 'the next request is answered into the void' })
-      t.proxy!.dropNext()
+    case 'drop': {
+      // mostly producers: a lost answer to a send or COMMIT is what retries and idempotence must survive
+      const victims = fleet.live((s) => rng.chance(0.3) || s.spec.role === 'producer')
+      if (victims.length === 0) return
+      const slot = rng.pick(victims)
+      rec.record({ k: 'fault', f: 'drop', target: slot.writer, detail: 'its next request is answered into the void' })
+      const suffix = `_${slot.writer}`
+      t.proxy!.dropNext((name) => name.endsWith(suffix))
       return
+    }
     case 'delay': {
       const ms = rng.int(100, 800)
       const forMs = rng.int(1000, 4000)

@@ -159,7 +159,7 @@ function planSlots(
   const nConsumers = Math.max(2, opts.processes - nProducers - nTransform)
   const produced = opts.eos ? [...topics, eosIn] : topics
   for (let i = 0; i < nProducers; i++) {
-    slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, bizTable })
+    slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, multiPartition: opts.multiPartition, bizTable })
   }
   for (let i = 0; i < nTransform; i++) {
     slots.push({ role: 'transform', id: `t${i}`, group: name('eos'), input: eosIn.name, output: eosOut.name, transactionalId: `${runId}-eos-${i}` })

@@ -42,6 +42,8 @@ export interface ProducerSpec extends Common {
   topics: TopicPlan[]
   ops: ProducerOp[]
   priorities: boolean
+  /** transactions and outbox sends may span partitions (else each writes one partition) */
+  multiPartition: boolean
   /** the business table outbox transactions write to */
   bizTable?: string
 }
