@@ -4,12 +4,12 @@
 // operations, consume plainly.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import type { Kafka } from 'kafkajs'
+import type { Consumer, Kafka } from 'kafkajs'
 import { createKafka } from '../../../src/transport.js'
 import { logLevel } from '../../../src/kafkajs/exports.js'
 import { createRecorder, type Recorder } from '../history.js'
 import { createRng, type Rng } from '../rng.js'
-import type { Connection, WorkerSpec } from '../spec.js'
+import type { ConsumerSpec, Connection, TransformSpec, WorkerSpec } from '../spec.js'
 
 export const DRAIN_FILE = 'DRAIN'
 
@@ -121,4 +121,18 @@ export function startWorker<S extends WorkerSpec>(): Worker<S> {
     onStop: (fn) => void stopHooks.push(fn),
     ready: () => void process.stdout.write('ready\n'),
   }
+}
+
+/** A consumer of the run's group with the run's session timeout; joins and crashes go to the history. */
+export function groupMember(w: Worker<ConsumerSpec | TransformSpec>, groupId: string): Consumer {
+  const c = w.kafka.consumer({
+    groupId,
+    sessionTimeout: w.spec.sessionTimeoutMs,
+    heartbeatInterval: Math.max(100, Math.floor(w.spec.sessionTimeoutMs / 10)),
+    maxWaitTimeInMs: 300,
+    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 8 },
+  })
+  c.on(c.events.GROUP_JOIN, () => w.rec.record({ k: 'join', g: groupId }))
+  c.on(c.events.CRASH, ({ payload }) => w.recordError(`crash(restart=${payload.restart})`, payload.error))
+  return c
 }

@@ -4,10 +4,10 @@
 // delivery, resolve and commit goes to the history.
 import type { Consumer, EachBatchPayload, EachMessagePayload, KafkaMessage } from 'kafkajs'
 import type { ConsumerSpec } from '../spec.js'
-import { sleep, startWorker } from './common.js'
+import { groupMember, sleep, startWorker } from './common.js'
 
 const w = startWorker<ConsumerSpec>()
-const { spec, rng, rec, kafka } = w
+const { spec, rng, rec } = w
 const g = spec.group
 let handlerId = 0
 let consumer: Consumer
@@ -69,18 +69,10 @@ async function eachBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNeces
 }
 
 function newConsumer(): Consumer {
-  const c = kafka.consumer({
-    groupId: g,
-    sessionTimeout: spec.sessionTimeoutMs,
-    heartbeatInterval: Math.max(100, Math.floor(spec.sessionTimeoutMs / 10)),
-    maxWaitTimeInMs: 300,
-    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 8 },
-  })
+  const c = groupMember(w, g)
   c.on(c.events.COMMIT_OFFSETS, ({ payload }) => {
     for (const t of payload.topics) for (const p of t.partitions) rec.record({ k: 'c', g, topic: t.topic, partition: Number(p.partition), offset: String(p.offset), src: 'event' })
   })
-  c.on(c.events.GROUP_JOIN, () => rec.record({ k: 'join', g }))
-  c.on(c.events.CRASH, ({ payload }) => w.recordError(`crash(restart=${payload.restart})`, payload.error))
   return c
 }
 

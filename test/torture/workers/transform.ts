@@ -4,19 +4,13 @@
 import type { EachBatchPayload } from 'kafkajs'
 import { eosOutputValue } from '../checker.js'
 import type { TransformSpec } from '../spec.js'
-import { sleep, startWorker } from './common.js'
+import { groupMember, sleep, startWorker } from './common.js'
 
 const w = startWorker<TransformSpec>()
 const { spec, rng, rec, kafka } = w
 const g = spec.group
 const producer = kafka.producer({ transactionalId: spec.transactionalId, idempotent: true, maxInFlightRequests: 1, retry: { retries: 3 } })
-const consumer = kafka.consumer({
-  groupId: g,
-  sessionTimeout: spec.sessionTimeoutMs,
-  heartbeatInterval: Math.max(100, Math.floor(spec.sessionTimeoutMs / 10)),
-  maxWaitTimeInMs: 300,
-  retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 8 },
-})
+const consumer = groupMember(w, g)
 let handlerId = 0
 let txns = 0
 
@@ -57,8 +51,6 @@ async function eachBatch({ batch }: EachBatchPayload) {
 }
 
 async function main() {
-  consumer.on(consumer.events.GROUP_JOIN, () => rec.record({ k: 'join', g }))
-  consumer.on(consumer.events.CRASH, ({ payload }) => w.recordError(`crash(restart=${payload.restart})`, payload.error))
   w.onStop(() => consumer.disconnect().then(() => producer.disconnect()))
   await w.track('connect', () => Promise.all([producer.connect(), consumer.connect()]))
   await w.track('subscribe', () => consumer.subscribe({ topic: spec.input, fromBeginning: true }))
