@@ -28,7 +28,7 @@ const tsxCli = require.resolve('tsx/cli')
 /** Preferred order; examples not listed run after these, alphabetically. */
 const ORDER = [
   'demo', 'quickstart', 'transport-toggle', 'swap-import', 'each-batch', 'exactly-once', 'outbox', 'priorities',
-  'datahub-fanout', 'avro', 'ops-server',
+  'datahub-fanout', 'avro', 'ops-server', 'dead-letter',
 ]
 const SLOW_MS = 20_000
 const PG_VARIABLES = ['DATABASE_URL', 'DATAHUB_PGQUEUE_DATASOURCE_URL', 'PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGSERVICE']

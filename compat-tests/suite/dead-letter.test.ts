@@ -3,7 +3,9 @@
 // the partition moves on in order.
 import type { Kafka } from 'kafkajs';
 import { describe, expect } from 'vitest';
-import { deadLetter, DLT_HEADERS, readDeadLetters, replayDeadLetters, type BackoffOptions, type DeadLetterEvent } from '../../src/index.js';
+import {
+  attachDeadLetterMetrics, createMetrics, deadLetter, DLT_HEADERS, readDeadLetters, replayDeadLetters, type BackoffOptions, type DeadLetterEvent,
+} from '../../src/index.js';
 import { Collector, backendName, contract, once, uniqueName, waitFor, type Scope } from '../harness.js';
 
 const FAST_BACKOFF = { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 };
@@ -21,6 +23,8 @@ async function runWithDeadLetter(
   const events: DeadLetterEvent[] = [];
   dl.on(dl.events.RETRY, (e) => events.push(e));
   dl.on(dl.events.DEAD_LETTER, (e) => events.push(e));
+  const metrics = createMetrics();
+  attachDeadLetterMetrics(dl, metrics);
   await dl.connect();
   const calls: string[] = [];
   const handled = new Collector();
@@ -37,7 +41,7 @@ async function runWithDeadLetter(
       await handled.eachMessage(p);
     }),
   });
-  return { dl, events, calls, handled, consumer, groupId };
+  return { dl, events, calls, handled, consumer, groupId, metrics };
 }
 
 /** The first `n` messages of the dead-letter topic, headers as text. */
@@ -69,6 +73,9 @@ describe('dead-letter extension', () => {
       ['dead_letter.dead_lettered', 3],
     ]);
     expect(run.events[2]!.payload).toMatchObject({ groupId: run.groupId, topic, partition: 0, offset: '1', deadLetterTopic: `${topic}.dlq` });
+    const counted = async (name: string) => (await run.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => v.labels.topic === topic)?.value;
+    expect(await counted('messaging_client_retries_total')).toBe(2);
+    expect(await counted('messaging_client_dead_lettered_messages_total')).toBe(1);
 
     const [dead] = await dlqMessages(t, `${topic}.dlq`, 1);
     expect(dead!.key).toBe('k');

@@ -1,18 +1,15 @@
 import kafkajs from '../kafkajs/upstream.js'
 import type { DeleteGroupsResult, GroupDescription, GroupOverview } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { assignPartitions } from '../consumer/assignment.js'
 import { KafkaJSDeleteGroupsError, KafkaJSNonRetriableError, type KafkaJSProtocolError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { deleteGroup, listGroupIds, liveMembers } from '../store/members.js'
-import { listTopics } from '../store/topics.js'
-
-const PROTOCOL = 'RoundRobinAssigner'
+import { readGeneration } from '../store/groupGeneration.js'
 
 /**
- * KafkaJS's GroupDescription from the members table. Assignments are recomputed with the same function the
- * members use, and encoded with KafkaJS's AssignerProtocol so tools that decode them keep working.
+ * KafkaJS's GroupDescription from the members table and the group's current generation: each member's protocol
+ * metadata and the assignment its leader wrote, as the KafkaJS AssignerProtocol bytes Kafka would return.
  */
 export async function describeGroup(ctx: PgQueueContext, groupId: string): Promise<GroupDescription> {
   const db = ctx.db
@@ -20,26 +17,29 @@ export async function describeGroup(ctx: PgQueueContext, groupId: string): Promi
   if (members.length === 0) {
     return { groupId, members: [], protocol: '', protocolType: 'consumer', state: 'Empty', errorCode: 0 } as GroupDescription
   }
-  const subscribed = new Set(members.flatMap((m) => m.topics))
-  const counts = new Map((await listTopics(db.pool, db.tables)).filter((t) => subscribed.has(t.name)).map((t) => [t.name, t.partitionCount]))
-  const assignment = assignPartitions(members, counts)
+  const generation = await readGeneration(db.pool, db.tables, groupId)
+  const protocol = generation?.protocol ?? ''
+  const stable = members.every((m) => generation?.assignment[m.memberId] !== undefined)
+  const empty = kafkajs.AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: {}, userData: Buffer.alloc(0) })
   return {
     groupId,
-    protocol: PROTOCOL,
+    protocol,
     protocolType: 'consumer',
-    state: 'Stable',
+    state: stable ? 'Stable' : 'PreparingRebalance',
     errorCode: 0,
-    members: members.map((m) => ({
-      memberId: m.memberId,
-      clientId: m.clientId,
-      clientHost: m.clientHost,
-      memberMetadata: kafkajs.AssignerProtocol.MemberMetadata.encode({ version: 0, topics: m.topics, userData: Buffer.alloc(0) }),
-      memberAssignment: kafkajs.AssignerProtocol.MemberAssignment.encode({
-        version: 0,
-        assignment: assignment.get(m.memberId) ?? {},
-        userData: Buffer.alloc(0),
-      }),
-    })),
+    members: members.map((m) => {
+      const offered = m.protocols.find((p) => p.name === protocol) ?? m.protocols[0]
+      const assigned = generation?.assignment[m.memberId]
+      return {
+        memberId: m.memberId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberMetadata: offered
+          ? Buffer.from(offered.metadata, 'base64')
+          : kafkajs.AssignerProtocol.MemberMetadata.encode({ version: 0, topics: m.topics, userData: Buffer.alloc(0) }),
+        memberAssignment: assigned ? Buffer.from(assigned, 'base64') : empty,
+      }
+    }),
   } as GroupDescription
 }
 

@@ -9,7 +9,7 @@ import type { PartitionState } from './partitionState.js'
 
 /** Where rows come from (store/fetch.ts in production, a fake in unit tests). */
 export interface FetchSource {
-  /** up to `limit` rows per priority above each partition's positions; aligned with `partitions`, null = no ledger */
+  /** up to `limit` rows per priority above each partition's positions; aligned with `partitions`, null = fenced */
   fetch(partitions: PartitionState[], limit: number, bulk: boolean): Promise<Array<FetchedPartition | null>>
   watermarks(topicId: string, partition: number): Promise<{ low: bigint; high: bigint }>
 }
@@ -32,6 +32,8 @@ export interface FetchManagerOptions {
   maxBytesPerPartition: number
   /** the subscription's reset rule for a topic: true = earliest */
   fromBeginning: (topic: string) => boolean
+  /** the fetch fence refused a partition: this member must re-read its group (rebalance, lost lease) */
+  onFenced: (state: PartitionState) => void
 }
 
 /**
@@ -77,8 +79,8 @@ export class FetchManager {
     emitter.emit(consumerEvents.FETCH, { numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length, duration: Date.now() - started, nodeId: 'pgqueue' })
     const work: PartitionWork[] = []
     fetched.forEach((f, i) => {
-      if (!f) return
       const state = states[i]
+      if (!f) return this.o.onFenced(state)
       state.highWatermark = f.highWatermark
       const limits = { bands: this.o.bands, perBatch: this.o.perBatch, count: perRound, maxBytes: this.o.maxBytesPerPartition, fetchLimit: this.o.perBatch * perRound }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))

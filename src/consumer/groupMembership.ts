@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { Logger } from 'kafkajs'
+import type { Assigner, Logger } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
+import type { LocalGroupMember } from '../client/groupMembers.js'
 import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
+import { protocolError } from '../kafkajs/protocolErrors.js'
+import { readGeneration, writeGeneration, type GenerationRow } from '../store/groupGeneration.js'
 import { acquireLeases, releaseLeases, type PartitionRef } from '../store/leases.js'
-import { announceMembershipChange, heartbeat, leaveGroup } from '../store/members.js'
+import { announceMembershipChange, heartbeat, leaveGroup, type MemberRow } from '../store/members.js'
 import { claimStartPositions, type StartPosition } from '../store/offsets.js'
 import type { TopicRow } from '../store/topics.js'
-import { assignPartitions, type MemberAssignment } from './assignment.js'
+import { chooseProtocol, decodeAssignment, runAssigner, type GroupMemberOffer } from './assigners.js'
+import type { MemberAssignment } from './assignment.js'
 import { refuseGroupSharedWithDataHub } from './dataHubGuard.js'
 import { PartitionState } from './partitionState.js'
 
@@ -23,28 +27,37 @@ export interface MembershipOptions {
   sessionTimeout: number
   heartbeatInterval: number
   subscriptions: ReadonlyMap<string, Subscription>
+  /** the configured partitionAssigners, in preference order */
+  assigners: readonly Assigner[]
   emitter: InstrumentationEmitter<typeof consumerEvents>
   logger: Logger
   /** commits what was processed on partitions about to be handed to another member */
   beforeRevoke: (states: PartitionState[]) => Promise<void>
   /** stores a reset start position (the offset manager does every offset write) */
   resetStart: (topicId: string, partition: number, offset: string) => Promise<void>
+  /** monotonic ms (performance.now()); liveness never follows the wall clock */
+  now?: () => number
 }
 
 const keyOf = (topic: string, partition: number) => `${topic}:${partition}`
+/** how often a member waiting for the leader's assignment, or for a partition's previous owner, looks again */
+const RETRY_MS = 200
 
 /**
- * Consumer-group membership without a coordinator: the member heartbeats into the members table, derives the
- * group's assignment from the live member set (every member computes the same one), and holds a lease on each
- * partition it fetches. A member that stops heartbeating drops out of everyone's live set after its session
- * timeout and its leases lapse, so the others take its partitions over from the last committed offset.
+ * Consumer-group membership without a coordinator (docs/decisions/006): members heartbeat into the members table;
+ * the oldest live member leads and, whenever the members, their subscriptions or the partition counts change,
+ * runs the group's assigner and writes the next generation with everyone's assignment; each member takes exactly
+ * what the leader gave it and holds a lease per partition, stamped with the generation. Fetches, commits and
+ * transactional offset commits check that lease in SQL, so a member that stalled past its session (its lease
+ * lapsed, or the generation moved on) can neither read nor commit any more.
  */
-export class GroupMembership {
+export class GroupMembership implements LocalGroupMember {
   readonly memberId: string
   readonly lockOwner: string
   readonly clientHost = hostname()
   generation = 0
   leaderId = ''
+  protocol = ''
   assignment: MemberAssignment = {}
   /** partitions this member holds the lease of */
   readonly partitions = new Map<string, PartitionState>()
@@ -53,19 +66,39 @@ export class GroupMembership {
   /** assigned but still leased by their previous owner */
   private pending: PartitionRef[] = []
   private topicRows = new Map<string, TopicRow>()
-  private liveKey = ''
-  private lastBeat = 0
+  /** partition counts of every topic some live member subscribes to (the leader's assigner sees these) */
+  private groupCounts = new Map<string, number>()
+  private lastBeat = -Infinity
   private needsSync = true
+  private waitingForLeader = false
+  private announced = false
+  private offered?: Array<{ name: string; metadata: Buffer }>
   private serial: Promise<unknown> = Promise.resolve()
+  private readonly now: () => number
 
   constructor(private readonly o: MembershipOptions) {
     const uuid = randomUUID()
     this.memberId = `${o.clientId}-${uuid}`
     this.lockOwner = `${o.groupId}:${uuid}`
+    this.now = o.now ?? (() => performance.now())
+  }
+
+  get groupId(): string {
+    return this.o.groupId
+  }
+
+  holds(topicId: string, partition: number): boolean {
+    for (const s of this.partitions.values()) if (s.topicId === topicId && s.partition === partition && !s.revoked) return true
+    return false
   }
 
   get topicIds(): string[] {
     return [...this.topicRows.values()].map((r) => r.id)
+  }
+
+  /** Partition counts the assigner's cluster answers with. */
+  get partitionCounts(): ReadonlyMap<string, number> {
+    return this.groupCounts
   }
 
   topicName(topicId: string): string | undefined {
@@ -78,18 +111,24 @@ export class GroupMembership {
     return this.o.subscriptions.get(topic)?.fromBeginning ?? false
   }
 
-  /** Someone joined or left: re-read the group at the next opportunity. */
+  /** Someone joined or left, or a fetch was fenced: re-read the group at the next opportunity. */
   markChanged(): void {
     this.needsSync = true
   }
 
-  /** ms until this member must beat again (or retry partitions still held by their previous owner). */
-  nextDueIn(): number {
-    const beat = Math.max(0, this.o.heartbeatInterval - (Date.now() - this.lastBeat))
-    return this.needsSync ? 0 : this.pending.length > 0 ? Math.min(beat, 200) : beat
+  /** Whether this member's lease of the partition is surely still live (by the monotonic clock). */
+  leaseLive(state: PartitionState): boolean {
+    return this.now() < state.leaseDeadline
   }
 
-  /** Between fetch rounds (no batch in flight): beat, rebalance if the live set changed, take and renew leases. */
+  /** ms until this member must beat again (or retry what it waits for: the leader, a previous owner). */
+  nextDueIn(): number {
+    const beat = Math.max(0, this.o.heartbeatInterval - (this.now() - this.lastBeat))
+    if (this.needsSync) return 0
+    return this.pending.length > 0 || this.waitingForLeader ? Math.min(beat, RETRY_MS) : beat
+  }
+
+  /** Between fetch rounds (no batch in flight): beat, rebalance if the group changed, take and renew leases. */
   sync(force = false): Promise<void> {
     return this.serialized(async () => {
       if (!force && !this.needsSync && this.nextDueIn() > 0) return
@@ -100,7 +139,7 @@ export class GroupMembership {
   /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never rebalance. */
   heartbeatIfDue(): Promise<void> {
     return this.serialized(async () => {
-      if (Date.now() - this.lastBeat < this.o.heartbeatInterval) return
+      if (this.now() - this.lastBeat < this.o.heartbeatInterval) return
       await this.beat(false)
     })
   }
@@ -118,54 +157,126 @@ export class GroupMembership {
     return next
   }
 
+  private offers(): Array<{ name: string; metadata: Buffer }> {
+    const topics = [...this.topicRows.keys()]
+    return this.o.assigners.map((a) => {
+      const p = a.protocol({ topics })
+      return { name: p.name, metadata: Buffer.from(p.metadata ?? Buffer.alloc(0)) }
+    })
+  }
+
   private async beat(mayRebalance: boolean): Promise<void> {
     const { ctx, groupId, emitter } = this.o
-    const started = Date.now()
+    const started = this.now()
     const db = ctx.db
     this.needsSync = false
     this.topicRows = await ctx.topics.get(db, [...this.o.subscriptions.keys()])
     await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds)
-    const me = { memberId: this.memberId, topics: [...this.topicRows.keys()] }
-    const others = await heartbeat(db.pool, ctx.tables, {
+    // protocol() is asked again on every rebalance, as KafkaJS asks it on every join
+    const offers = (this.offered ??= this.offers())
+    const rows = await heartbeat(db.pool, ctx.tables, {
       group: groupId,
       memberId: this.memberId,
       clientId: this.o.clientId,
       clientHost: this.clientHost,
-      topics: me.topics,
+      topics: [...this.topicRows.keys()],
       topicIds: this.topicIds,
       sessionTimeoutMs: this.o.sessionTimeout,
+      protocols: offers.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
     })
-    this.lastBeat = Date.now()
-    const members = [...others, me]
-    const counts = new Map([...this.topicRows.values()].map((r) => [r.name, r.partitionCount]))
-    const liveKey = JSON.stringify([members.map((m) => [m.memberId, m.topics]).sort(), [...counts].sort()])
-    const changed = liveKey !== this.liveKey
-    if (changed && !mayRebalance) this.needsSync = true
-    const rebalance = changed && mayRebalance
-    const firstJoin = this.liveKey === ''
-    if (rebalance) {
-      if (this.liveKey !== '') emitter.emit(consumerEvents.REBALANCING, { groupId, memberId: this.memberId })
-      this.liveKey = liveKey
-      this.generation++
-      this.leaderId = members.map((m) => m.memberId).sort()[0]
-      this.assignment = assignPartitions(members, counts).get(this.memberId) ?? {}
-      await this.revokeUnassigned()
+    this.lastBeat = this.now()
+    const members = leaderFirst(rows).map(toOffer)
+    await this.refuseInconsistentProtocol(members)
+    if (!this.announced) {
+      // wake the group so its leader rebalances now rather than at its next heartbeat
+      this.announced = true
+      await announceMembershipChange(db.pool, ctx.tables, groupId)
     }
-    await this.renewLeases()
-    // wake the rest of the group so it rebalances now rather than at its next heartbeat
-    if (rebalance && firstJoin) await announceMembershipChange(db.pool, ctx.tables, groupId)
+    let generation = await readGeneration(db.pool, ctx.tables, groupId)
+    if (mayRebalance && members[0].memberId === this.memberId) generation = await this.lead(members, generation)
+    const mine = generation?.assignment[this.memberId]
+    // not in the current generation yet (the leader has not seen this member): nothing to take or renew
+    this.waitingForLeader = mine === undefined
+    const rebalance = mine !== undefined && generation!.generation !== this.generation
+    if (rebalance && !mayRebalance) this.needsSync = true
+    if (rebalance && mayRebalance) await this.adopt(generation!, mine)
+    // leases of an older generation are not renewed: they lapse, and the fetch fence already refuses them
+    if (mine !== undefined && generation!.generation === this.generation) await this.renewLeases()
     emitter.emit(consumerEvents.HEARTBEAT, { groupId, memberId: this.memberId, groupGenerationId: this.generation })
-    if (rebalance) {
+    if (rebalance && mayRebalance) {
       emitter.emit(consumerEvents.GROUP_JOIN, {
         groupId,
         memberId: this.memberId,
         leaderId: this.leaderId,
         isLeader: this.leaderId === this.memberId,
         memberAssignment: this.assignment,
-        groupProtocol: 'RoundRobinAssigner',
-        duration: Date.now() - started,
+        groupProtocol: this.protocol,
+        duration: Math.round(this.now() - started),
       })
     }
+  }
+
+  /** As Kafka's coordinator: a member offering no assigner the others all offer cannot join. */
+  private async refuseInconsistentProtocol(members: GroupMemberOffer[]): Promise<void> {
+    const others = members.filter((m) => m.memberId !== this.memberId)
+    if (others.length === 0) return
+    const mine = this.o.assigners.map((a) => a.name)
+    if (chooseProtocol(mine, others) !== null) return
+    const { ctx, groupId } = this.o
+    await leaveGroup(ctx.db.pool, ctx.tables, groupId, this.memberId, this.lockOwner)
+    this.o.logger.error('No partition assigner in common with the group', { groupId, assigners: mine })
+    throw protocolError('INCONSISTENT_GROUP_PROTOCOL')
+  }
+
+  /**
+   * The leader's turn: if the group changed since the current generation was computed, run the assigner and write
+   * the next generation (only if nobody wrote one meanwhile). Returns the generation now current.
+   */
+  private async lead(members: GroupMemberOffer[], current: GenerationRow | null): Promise<GenerationRow | null> {
+    const { ctx, groupId, logger } = this.o
+    const wanted = [...new Set(members.flatMap((m) => m.topics))]
+    const rows = await ctx.topics.get(ctx.db, wanted)
+    this.groupCounts = new Map([...rows.values()].map((r) => [r.name, r.partitionCount]))
+    const memberKey = JSON.stringify([
+      members.map((m) => [m.memberId, [...m.topics].sort(), m.protocols.map((p) => [p.name, p.metadata.toString('base64')])]).sort(),
+      [...this.groupCounts].sort(),
+    ])
+    if (current && current.memberKey === memberKey) return current
+    const protocol = chooseProtocol(this.o.assigners.map((a) => a.name), members)
+    if (protocol === null) return current // a member without a common assigner is about to be refused
+    const assigner = this.o.assigners.find((a) => a.name === protocol)!
+    const assigned = await runAssigner(assigner, members)
+    const assignment = Object.fromEntries([...assigned].map(([id, bytes]) => [id, bytes.toString('base64')]))
+    const seen = current?.generation ?? 0
+    const generation = await writeGeneration(ctx.db.pool, ctx.tables, { group: groupId, seen, leaderId: this.memberId, protocol, memberKey, assignment })
+    if (generation === null) return readGeneration(ctx.db.pool, ctx.tables, groupId)
+    logger.debug('Wrote group generation', { groupId, generation, protocol, members: members.length })
+    return { generation, leaderId: this.memberId, protocol, memberKey, assignment }
+  }
+
+  /** Takes the leader's assignment for a new generation: partitions no longer ours are committed and released. */
+  private async adopt(generation: GenerationRow, encoded: string): Promise<void> {
+    const { groupId, emitter, logger } = this.o
+    if (this.generation !== 0) emitter.emit(consumerEvents.REBALANCING, { groupId, memberId: this.memberId })
+    const { assignment, unsubscribed } = decodeAssignment(Buffer.from(encoded, 'base64'), new Set(this.o.subscriptions.keys()))
+    if (unsubscribed.length > 0) {
+      emitter.emit(consumerEvents.RECEIVED_UNSUBSCRIBED_TOPICS, {
+        groupId,
+        generationId: generation.generation,
+        memberId: this.memberId,
+        assignedTopics: [...Object.keys(assignment), ...unsubscribed],
+        topicsSubscribed: [...this.o.subscriptions.keys()],
+        topicsNotSubscribed: unsubscribed,
+      })
+      logger.warn('Consumer group received unsubscribed topics', { groupId, topicsNotSubscribed: unsubscribed })
+    }
+    this.assignment = assignment
+    // committed under the generation the leases were taken in, before they carry the new one
+    await this.revokeUnassigned()
+    this.generation = generation.generation
+    this.offered = undefined
+    this.leaderId = generation.leaderId ?? ''
+    this.protocol = generation.protocol ?? ''
   }
 
   private async revokeUnassigned(): Promise<void> {
@@ -174,38 +285,49 @@ export class GroupMembership {
     const { ctx, groupId } = this.o
     await this.o.beforeRevoke(lost)
     await releaseLeases(ctx.db.pool, ctx.tables, groupId, this.lockOwner, lost)
-    for (const s of lost) {
-      s.revoked = true
-      this.partitions.delete(s.key)
-    }
+    for (const s of lost) this.drop(s)
     // the new owners are waiting for these leases: wake them
     await announceMembershipChange(ctx.db.pool, ctx.tables, groupId)
   }
 
+  private drop(state: PartitionState): void {
+    state.revoked = true
+    this.partitions.delete(state.key)
+  }
+
   private async renewLeases(): Promise<void> {
-    const { ctx, groupId } = this.o
+    const { ctx, groupId, logger } = this.o
     const wanted: Array<PartitionRef & { topic: string }> = []
     for (const [topic, partitions] of Object.entries(this.assignment)) {
       const row = this.topicRows.get(topic)
       if (row) for (const partition of partitions) wanted.push({ topic, topicId: row.id, partition })
     }
-    const held = await acquireLeases(ctx.db.pool, ctx.tables, groupId, this.lockOwner, this.o.sessionTimeout, wanted)
-    const heldKeys = new Set(held.map((h) => `${h.topicId}:${h.partition}`))
-    // a lease we had but no longer hold lapsed and was taken over (we were too slow): stop delivering it
-    for (const state of this.partitions.values()) {
-      if (!heldKeys.has(`${state.topicId}:${state.partition}`)) {
-        this.o.logger.warn('Lost the lease of a partition to another member', { groupId, topic: state.topic, partition: state.partition })
-        state.revoked = true
-        this.partitions.delete(state.key)
-      }
+    const lifetime = this.o.sessionTimeout
+    const sentAt = this.now()
+    const held = await acquireLeases(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: this.lockOwner, generation: this.generation }, lifetime, wanted)
+    // the database sets locked_until = its now() + lifetime, and its now() is after sentAt: until sentAt + lifetime
+    // (less a margin for clock rates) nobody can take these over
+    const deadline = sentAt + lifetime * 0.9
+    const byKey = new Map(held.map((h) => [`${h.topicId}:${h.partition}`, h]))
+    for (const state of [...this.partitions.values()]) {
+      const lease = byKey.get(`${state.topicId}:${state.partition}`)
+      if (!lease) {
+        logger.warn('Lost the lease of a partition to another member', { groupId, topic: state.topic, partition: state.partition })
+        this.drop(state)
+      } else if (lease.fresh || state.revoked) {
+        // held again after a break (lapsed, or refused and given back): someone else may have moved it meanwhile,
+        // so it starts afresh from the committed offset
+        logger.info('Re-acquired a partition; starting it from the committed offset', { groupId, topic: state.topic, partition: state.partition })
+        this.drop(state)
+      } else state.leaseDeadline = deadline
     }
-    const fresh = wanted.filter((w) => heldKeys.has(`${w.topicId}:${w.partition}`) && !this.partitions.has(keyOf(w.topic, w.partition)))
-    this.pending = wanted.filter((w) => !heldKeys.has(`${w.topicId}:${w.partition}`))
-    if (fresh.length > 0) await this.start(fresh)
+    const fresh = wanted.filter((w) => byKey.has(`${w.topicId}:${w.partition}`) && !this.partitions.has(keyOf(w.topic, w.partition)))
+    this.pending = wanted.filter((w) => !byKey.has(`${w.topicId}:${w.partition}`))
+    if (fresh.length > 0) await this.start(fresh, deadline)
   }
 
   /** Where to start on partitions just taken: the committed offset, reset when it is past the end of the log. */
-  private async start(fresh: Array<PartitionRef & { topic: string }>): Promise<void> {
+  private async start(fresh: Array<PartitionRef & { topic: string }>, deadline: number): Promise<void> {
     const { ctx, groupId, logger } = this.o
     const claims = fresh.map((f) => ({ ...f, fromBeginning: this.fromBeginning(f.topic) }))
     const positions = await claimStartPositions(ctx.db.pool, ctx.tables, groupId, claims)
@@ -214,6 +336,7 @@ export class GroupMembership {
       const committed = await this.checkedStart(pos, claim)
       const state = new PartitionState(claim.topic, pos.topicId, pos.partition, committed, pos.priorityPositions)
       state.highWatermark = pos.high
+      state.leaseDeadline = deadline
       const seek = this.pendingSeeks.get(state.key)
       if (seek !== undefined) {
         this.pendingSeeks.delete(state.key)
@@ -244,5 +367,21 @@ export class GroupMembership {
     })
     await this.o.resetStart(pos.topicId, pos.partition, reset)
     return BigInt(reset)
+  }
+}
+
+/** The oldest live member first (it leads), then by join time; ties by member id. */
+function leaderFirst(rows: MemberRow[]): MemberRow[] {
+  return [...rows].sort((a, b) => {
+    const d = BigInt(a.joinedAtMs) - BigInt(b.joinedAtMs)
+    return d !== 0n ? (d < 0n ? -1 : 1) : a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0
+  })
+}
+
+function toOffer(row: MemberRow): GroupMemberOffer {
+  return {
+    memberId: row.memberId,
+    topics: row.topics,
+    protocols: (row.protocols ?? []).map((p) => ({ name: p.name, metadata: Buffer.from(p.metadata, 'base64') })),
   }
 }

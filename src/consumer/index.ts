@@ -8,6 +8,7 @@ import type {
   TopicPartitionOffsetAndMetadata,
 } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
+import { registerLocalMember } from '../client/groupMembers.js'
 import { describeGroup } from '../admin/groups.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
@@ -20,6 +21,7 @@ import { consumerRegistryFor } from '../ops/consumerRegistry.js'
 import { OBSERVE_BATCHES, type BatchObservable, type BatchObserver } from '../ops/hooks.js'
 import { GroupMembership, type Subscription } from './groupMembership.js'
 import { PauseRegistry } from './pauseRegistry.js'
+import { assignerCluster, createAssigners } from './assigners.js'
 import { FetchManager } from './fetchManager.js'
 import { OffsetManager } from './offsetManager.js'
 import { Runner } from './runner.js'
@@ -41,12 +43,14 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   let offsetManager: OffsetManager | undefined
   let membership: GroupMembership | undefined
   let restartTimer: NodeJS.Timeout | undefined
+  let unregister: (() => void) | undefined
 
   const start = async (run: ConsumerRunConfig): Promise<void> => {
     const names = [...subscriptions.keys()]
     const autoCreate = settings.allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined
     const found = await ctx.topics.get(ctx.db, names, autoCreate)
     if (found.size < names.length) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
+    const cluster = assignerCluster(() => m.partitionCounts)
     const m: GroupMembership = new GroupMembership({
       ctx,
       groupId,
@@ -54,6 +58,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       sessionTimeout: settings.sessionTimeout,
       heartbeatInterval: settings.heartbeatInterval,
       subscriptions,
+      assigners: createAssigners(config.partitionAssigners, { cluster, groupId, logger }),
       emitter,
       logger,
       beforeRevoke: (states) => offsets.commitIfAuto(states),
@@ -63,7 +68,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     const autoCommitInterval = run.autoCommitInterval ?? null
     const autoCommitThreshold = run.autoCommitThreshold ?? null
     const offsets: OffsetManager = new OffsetManager({
-      writer: storeOffsetWriter(ctx, groupId, m.lockOwner),
+      writer: storeOffsetWriter(ctx, groupId, m),
       owner: m,
       groupId,
       autoCommit,
@@ -73,7 +78,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       logger,
     })
     const fetcher = new FetchManager({
-      source: storeFetchSource(ctx),
+      source: storeFetchSource(ctx, groupId, m),
       offsets,
       emitter,
       logger,
@@ -82,6 +87,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       perBatch: ctx.config.consumerPoll.maxBatchMessages,
       maxBytesPerPartition: settings.maxBytesPerPartition,
       fromBeginning: (topic) => m.fromBeginning(topic),
+      onFenced: () => m.markChanged(),
     })
     const r: Runner = new Runner({
       ctx,
@@ -106,6 +112,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       observers,
     })
     membership = m
+    unregister = registerLocalMember(ctx, m)
     offsetManager = offsets
     runner = r
     logger.info('Starting', { groupId })
@@ -142,6 +149,8 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     clearTimeout(restartTimer)
     restartTimer = undefined
     const r = runner
+    unregister?.()
+    unregister = undefined
     runner = undefined
     offsetManager = undefined
     membership = undefined

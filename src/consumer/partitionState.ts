@@ -24,6 +24,8 @@ export class PartitionState {
   /** the member lost this partition (lease taken over, rebalance): stop delivering it */
   revoked = false
   highWatermark = '0'
+  /** monotonic ms until which this member's lease surely holds (GroupMembership.leaseLive) */
+  leaseDeadline = 0
 
   constructor(
     readonly topic: string,

@@ -149,7 +149,10 @@ export class Runner {
 
   private async fetchRound(): Promise<PartitionWork[]> {
     const { membership, paused, fetcher } = this.o
-    const states = [...membership.partitions.values()].filter((s) => !s.revoked && !paused.isPaused(s.topic, s.partition))
+    const held = [...membership.partitions.values()].filter((s) => !s.revoked && !paused.isPaused(s.topic, s.partition))
+    // a lease that may have lapsed (the process stalled) is not fetched until a heartbeat renewed it
+    const states = held.filter((s) => membership.leaseLive(s))
+    if (states.length < held.length) membership.markChanged()
     return fetcher.round(states, this.running)
   }
 
@@ -160,7 +163,7 @@ export class Runner {
       concurrency,
       (state, delivered) => this.process(state, delivered),
       () => this.running,
-      (state) => !paused.isPaused(state.topic, state.partition),
+      (state) => !paused.isPaused(state.topic, state.partition) && this.o.membership.leaseLive(state),
     )
   }
 
@@ -196,7 +199,7 @@ export class Runner {
       }
     }
     const heartbeat = () => membership.heartbeatIfDue()
-    const stale = () => state.pendingSeek !== undefined || state.revoked
+    const stale = () => state.pendingSeek !== undefined || state.revoked || !membership.leaseLive(state)
     const { autoCommit, autoCommitInterval, autoCommitThreshold } = this.o
     const commitsByPolicy = autoCommit && (autoCommitInterval !== null || autoCommitThreshold !== null)
     try {

@@ -5,10 +5,17 @@ import { topicWatermarks } from '../store/topics.js'
 import type { FetchSource } from './fetchManager.js'
 import type { OffsetWriter } from './offsetManager.js'
 
-/** The fetch manager's rows, from the store. */
-export function storeFetchSource(ctx: PgQueueContext): FetchSource {
+/** Who this member is in its group right now (read at each call: the generation moves). */
+export interface MemberFence {
+  readonly lockOwner: string
+  readonly generation: number
+}
+
+/** The fetch manager's rows, from the store, fenced by this member's leases in the current generation. */
+export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: MemberFence): FetchSource {
   return {
-    fetch: (partitions, limit, bulk) => fetchPartitions(ctx.db.pool, ctx.tables, partitions, limit, bulk),
+    fetch: (partitions, limit, bulk) =>
+      fetchPartitions(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
     watermarks: async (topicId, partition) => {
       const marks = (await topicWatermarks(ctx.db.pool, ctx.tables, topicId)).find((w) => w.partition === partition)
       return { low: BigInt(marks?.low ?? '0'), high: BigInt(marks?.high ?? '0') }
@@ -16,10 +23,11 @@ export function storeFetchSource(ctx: PgQueueContext): FetchSource {
   }
 }
 
-/** The offset manager's writes, to the store, fenced by this member's partition leases. */
-export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, lockOwner: string): OffsetWriter {
+/** The offset manager's writes, to the store, fenced by this member's live partition leases of its generation. */
+export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence): OffsetWriter {
   return {
-    write: (commits, { exact, durable }) => commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner, exact, durable }),
+    write: (commits, { exact, durable }) =>
+      commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
     topicIds: async (topics) => new Map([...(await ctx.topics.get(ctx.db, topics))].map(([name, row]) => [name, row.id])),
   }
 }

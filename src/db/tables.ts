@@ -15,6 +15,7 @@ export interface Tables {
   partitionSeq: string
   groupMember: string
   partitionLease: string
+  groupGeneration: string
   producerSequence: string
   transactionalProducer: string
   /** failed handler attempts of the dead-letter extension */
@@ -45,6 +46,7 @@ export function tablesFor(schemaRaw: string, prefixRaw: string): Tables {
     partitionSeq: q('partition_seq'),
     groupMember: q('group_member'),
     partitionLease: q('partition_lease'),
+    groupGeneration: q('group_generation'),
     producerSequence: q('producer_sequence'),
     transactionalProducer: q('transactional_producer'),
     deliveryAttempt: q('delivery_attempt'),

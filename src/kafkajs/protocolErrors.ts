@@ -8,7 +8,7 @@ const PROTOCOL_ERRORS = {
   OFFSET_OUT_OF_RANGE: { code: 1, retriable: false, message: 'The requested offset is not within the range of offsets maintained by the server' },
   UNKNOWN_TOPIC_OR_PARTITION: { code: 3, retriable: true, message: 'This server does not host this topic-partition' },
   INVALID_TOPIC_EXCEPTION: { code: 17, retriable: false, message: 'The request attempted to perform an operation on an invalid topic' },
-  INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false, message: "The group member's supported protocols are incompatible with those of existing members or first group member tried to join with empty protocol type or empty protocol list" },
+  INCONSISTENT_GROUP_PROTOCOL: { code: 23, retriable: false, message: "The group member's supported protocols are incompatible with those of existing members" },
   ILLEGAL_GENERATION: { code: 22, retriable: false, message: 'Specified group generation id is not valid' },
   UNKNOWN_MEMBER_ID: { code: 25, retriable: false, message: 'The coordinator is not aware of this member' },
   REBALANCE_IN_PROGRESS: { code: 27, retriable: false, message: 'The group is rebalancing, so a rejoin is needed' },

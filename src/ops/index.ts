@@ -4,7 +4,7 @@ export { ConsumerRegistry, consumerRegistryFor, type ConsumerState, type Consume
 export { OpsError } from './errors.js'
 export { health, databaseHealth, type DatabaseHealth, type HealthOptions, type HealthReport } from './health.js'
 export { OBSERVE_BATCHES, type BatchObservation, type BatchObserver } from './hooks.js'
-export { attachConsumerMetrics, attachProducerMetrics, type ConsumerMetricsOptions } from './instrument.js'
+export { attachConsumerMetrics, attachDeadLetterMetrics, attachProducerMetrics, type ConsumerMetricsOptions } from './instrument.js'
 export {
   consumerLag,
   resetOffsets,

@@ -1,6 +1,7 @@
 // Metrics from any KafkaJS client, real or pgQueue: consumers through their instrumentation events, producers by
 // wrapping send. The pgQueue consumer additionally reports enqueue times (OBSERVE_BATCHES) for the queue-time metric.
 import type { Consumer, Producer, ProducerBatch, ProducerRecord, Transaction } from 'kafkajs'
+import type { DeadLetterEvent, DeadLetterHandler } from '../deadLetter/index.js'
 import { OBSERVE_BATCHES, type BatchObservable } from './hooks.js'
 import type { PgQueueMetrics } from './metrics.js'
 
@@ -29,6 +30,16 @@ export function attachConsumerMetrics(consumer: Consumer, metrics: PgQueueMetric
   ]
   const observe = (consumer as Consumer & BatchObservable)[OBSERVE_BATCHES]
   if (typeof observe === 'function') removers.push(observe.call(consumer, (o) => metrics.observeBatch(o)))
+  return () => removers.forEach((remove) => remove())
+}
+
+/** Counts the dead-letter extension's retries and dead-lettered messages; returns the detach function. */
+export function attachDeadLetterMetrics(handler: DeadLetterHandler, metrics: PgQueueMetrics): () => void {
+  const labels = (e: DeadLetterEvent) => ({ messaging_system: metrics.messagingSystem, topic: e.payload.topic, consumer_group: e.payload.groupId })
+  const removers = [
+    handler.on(handler.events.RETRY, (e) => metrics.retries.inc(labels(e))),
+    handler.on(handler.events.DEAD_LETTER, (e) => metrics.deadLettered.inc(labels(e))),
+  ]
   return () => removers.forEach((remove) => remove())
 }
 

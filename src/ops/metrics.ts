@@ -25,6 +25,10 @@ export interface PgQueueMetrics {
   readonly handlerDuration: Histogram<ConsumerLabels>
   readonly queueTime: Histogram<ConsumerLabels | 'messaging_priority'>
   readonly crashes: Counter<'messaging_system' | 'consumer_group' | 'restart'>
+  /** the dead-letter extension: handler attempts that failed and will be retried */
+  readonly retries: Counter<ConsumerLabels>
+  /** the dead-letter extension: messages moved to a dead-letter topic */
+  readonly deadLettered: Counter<ConsumerLabels>
   /** the runner's batch observer: enqueue-to-handler time per message */
   observeBatch(observation: BatchObservation): void
   /** counts one maintenance run's results */
@@ -84,6 +88,19 @@ export function createMetrics(registry?: Registry, options: MetricsOptions = {})
     name: 'messaging_consumer_crashes_total',
     help: 'Consumer crashes, by whether the consumer restarts',
     labelNames: ['messaging_system', 'consumer_group', 'restart'] as const,
+    registers,
+  })
+
+  const retries = new Counter({
+    name: 'messaging_client_retries_total',
+    help: 'Failed handler attempts the dead-letter extension retries, per topic and consumer group',
+    labelNames: consumerLabels,
+    registers,
+  })
+  const deadLettered = new Counter({
+    name: 'messaging_client_dead_lettered_messages_total',
+    help: 'Messages moved to a dead-letter topic after their last attempt, per (original) topic and consumer group',
+    labelNames: consumerLabels,
     registers,
   })
 
@@ -167,6 +184,8 @@ export function createMetrics(registry?: Registry, options: MetricsOptions = {})
     handlerDuration,
     queueTime,
     crashes,
+    retries,
+    deadLettered,
     observeBatch(o) {
       for (let i = 0; i < o.count; i++) {
         const labels = { messaging_system: system, topic: o.topic, consumer_group: o.groupId, messaging_priority: String(o.bands[i] ?? '') }

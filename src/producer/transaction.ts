@@ -5,8 +5,19 @@ import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
+import { hasLocalMember, localMemberHolding } from '../client/groupMembers.js'
+import { lockHeldLeases, type PartitionRef } from '../store/leases.js'
 import { commitOffsets } from '../store/offsets.js'
 import { bumpProducerEpoch, currentEpoch, holdsEpoch, registerTransaction } from '../store/producers.js'
+
+interface TransactionState {
+  client: pg.PoolClient
+  ended: boolean
+  /** sendOffsets was refused: the transaction can only abort */
+  fenced: boolean
+  /** the consumer leases the offsets were written under, checked again at COMMIT */
+  leases: Array<{ owner: { group: string; lockOwner: string; generation: number }; partitions: PartitionRef[] }>
+}
 
 type SendWithin = (client: pg.PoolClient, batch: ProducerBatch) => Promise<RecordMetadata[]>
 
@@ -18,7 +29,7 @@ type SendWithin = (client: pg.PoolClient, batch: ProducerBatch) => Promise<Recor
  */
 export class TransactionManager {
   private epoch?: string
-  private active?: { client: pg.PoolClient; ended: boolean }
+  private active?: TransactionState
 
   constructor(
     private readonly ctx: PgQueueContext,
@@ -56,7 +67,7 @@ export class TransactionManager {
     } catch (e) {
       throw toKafkaJSError(e, 'transaction')
     }
-    const state = { client, ended: false }
+    const state: TransactionState = { client, ended: false, fenced: false, leases: [] }
     this.active = state
     const epoch = this.epoch
 
@@ -72,6 +83,11 @@ export class TransactionManager {
           await client.query('ROLLBACK')
           this.logger.error('Transaction refused: a newer producer took this transactional id', { transactionalId: id })
           throw protocolError('INVALID_PRODUCER_EPOCH')
+        }
+        if (commit && !(await this.stillHeld(state))) {
+          await client.query('ROLLBACK')
+          this.logger.error('Transaction refused: its consumer no longer holds the partitions of its offsets', { transactionalId: id })
+          throw protocolError('ILLEGAL_GENERATION')
         }
         await client.query(commit ? 'COMMIT' : 'ROLLBACK')
       } catch (e) {
@@ -105,12 +121,39 @@ export class TransactionManager {
           if (!row) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
           return partitions.map((p) => ({ topicId: row.id, partition: p.partition, offset: String(p.offset) }))
         })
-        await commitOffsets(client, db.tables, consumerGroupId, commits, { lockOwner: null, exact: true })
+        // the consumer of this group on this client whose partitions these are: the offsets are written only while
+        // it holds them in its generation, and the check is repeated, with the leases locked, right before COMMIT
+        const member = localMemberHolding(this.ctx, consumerGroupId, commits)
+        if (!member && hasLocalMember(this.ctx, consumerGroupId)) {
+          state.fenced = true
+          throw protocolError('ILLEGAL_GENERATION')
+        }
+        const owner = member ? { group: consumerGroupId, lockOwner: member.lockOwner, generation: member.generation } : null
+        const done = await commitOffsets(client, db.tables, consumerGroupId, commits, {
+          lockOwner: owner?.lockOwner ?? null,
+          generation: owner?.generation,
+          exact: true,
+        })
+        if (done.length < commits.length) {
+          state.fenced = true
+          throw protocolError('ILLEGAL_GENERATION')
+        }
+        if (owner) state.leases.push({ owner, partitions: commits })
       },
       commit: () => end(true),
       abort: () => end(false),
       isActive: () => !state.ended,
     }
+  }
+
+  /** Locks the leases the offsets were fenced by until COMMIT: a takeover waits for it, or has already happened. */
+  private async stillHeld(state: TransactionState): Promise<boolean> {
+    if (state.fenced) return false
+    for (const { owner, partitions } of state.leases) {
+      const held = await lockHeldLeases(state.client, this.ctx.db.tables, owner, partitions)
+      if (held.length < new Set(partitions.map((p) => `${p.topicId}:${p.partition}`)).size) return false
+    }
+    return true
   }
 
   /** On disconnect: an unfinished transaction is rolled back, as Kafka aborts it when the producer goes away. */

@@ -1,3 +1,4 @@
+import pg from 'pg'
 import type { Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
@@ -47,10 +48,18 @@ export const PRIORITY_LEVELS = 10
  * row comparison so that only the dequeue index serves it, whatever the statistics say (see the commit statement
  * in offsets.ts).
  */
-function selectText(t: Tables, bulk: boolean, args: { topics: string; ids: string; positions: string; limit: string }): string {
+function selectText(
+  t: Tables,
+  bulk: boolean,
+  args: { topics: string; ids: string; positions: string; limit: string; group: string; owner: string; generation: string },
+): string {
   return `
     SELECT p.idx::int4, s.next_seq - 1, m.*
     FROM unnest(${args.topics}::int8[], ${args.ids}::int4[]) WITH ORDINALITY AS p(topic_id, partition_id, idx)
+    JOIN ${t.groupGeneration} g ON g.consumer_group = ${args.group}::text AND g.generation = ${args.generation}::int8
+    JOIN ${t.partitionLease} l ON l.consumer_group = g.consumer_group AND l.topic_id = p.topic_id
+      AND l.partition_id = p.partition_id AND l.lock_owner = ${args.owner}::text AND l.generation = g.generation
+      AND l.locked_until > now()
     JOIN ${t.partitionSeq} s ON s.topic_id = p.topic_id AND s.partition_id = p.partition_id
     LEFT JOIN LATERAL (
       SELECT x.enqueue_seq, x.priority, x.kafka_flags, x.payload_compression, x.routing_key, x.message_key,
@@ -68,15 +77,21 @@ function selectText(t: Tables, bulk: boolean, args: { topics: string; ids: strin
     ) m ON true`
 }
 
-const sql = statements((t) => ({ fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4' }) }))
+const sql = statements((t) => ({
+  fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7' }),
+}))
 
-function copyText(t: Tables, partitions: PartitionFetch[], limit: number): string {
+function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): string {
   const list = (values: string[]) => `'{${values.join(',')}}'`
   const select = selectText(t, true, {
     topics: list(partitions.map((p) => digits(p.topicId))),
     ids: list(partitions.map((p) => digits(p.partition))),
     positions: list(partitions.flatMap((p) => p.positions.map(digits))),
     limit: digits(limit),
+    // COPY takes no parameters: the two strings go in as literals, quoted by node-postgres
+    group: pg.escapeLiteral(fence.group),
+    owner: pg.escapeLiteral(fence.lockOwner),
+    generation: digits(fence.generation),
   })
   return `COPY (${select}) TO STDOUT (FORMAT binary)`
 }
@@ -88,6 +103,13 @@ function digits(value: string | number | bigint): string {
   return text
 }
 
+/** Who fetches: only partitions this owner holds a live lease of, in the group's current generation, are read. */
+export interface FetchFence {
+  group: string
+  lockOwner: string
+  generation: number
+}
+
 export interface PartitionFetch {
   topicId: string
   partition: number
@@ -97,22 +119,24 @@ export interface PartitionFetch {
 
 /**
  * Reads up to `limit` rows per priority of every partition, in one round trip. The result is aligned with
- * `partitions`; an entry is null when that partition has no ledger row. `bulk` when many rows are expected.
+ * `partitions`; an entry is null when the fence refused that partition (not held by this owner in the group's
+ * current generation, or the lease lapsed). `bulk` when many rows are expected.
  */
 export async function fetchPartitions(
   db: Queryable,
   t: Tables,
+  fence: FetchFence,
   partitions: PartitionFetch[],
   limit: number,
   bulk = false,
 ): Promise<Array<FetchedPartition | null>> {
-  const out = bulk ? await copyFetch(db, t, partitions, limit) : await selectFetch(db, t, partitions, limit)
+  const out = bulk ? await copyFetch(db, t, fence, partitions, limit) : await selectFetch(db, t, fence, partitions, limit)
   for (const entry of out) if (entry && !inOrder(entry.rows)) entry.rows.sort(byPriorityThenSeq)
   return out
 }
 
-async function copyFetch(db: Queryable, t: Tables, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
-  const copy = new CopyOut(copyText(t, partitions, limit), partitions.length)
+async function copyFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
+  const copy = new CopyOut(copyText(t, fence, partitions, limit), partitions.length)
   // a pool answers through copy.callback (and returns a promise); a client runs the submittable as it is
   const running = (db.query as (q: unknown) => unknown)(copy)
   await (running instanceof Promise ? running : copy.done)
@@ -125,12 +149,20 @@ type RawRow = Array<string | null>
 
 const RAW_TEXT = { getTypeParser: () => (value: string) => value }
 
-async function selectFetch(db: Queryable, t: Tables, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
+async function selectFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
   const stmt = sql(t).fetch
   const res = await db.query<RawRow>({
     name: stmt.name,
     text: stmt.text,
-    values: [partitions.map((p) => p.topicId), partitions.map((p) => p.partition), partitions.flatMap((p) => p.positions.map(String)), limit],
+    values: [
+      partitions.map((p) => p.topicId),
+      partitions.map((p) => p.partition),
+      partitions.flatMap((p) => p.positions.map(String)),
+      limit,
+      fence.group,
+      fence.lockOwner,
+      fence.generation,
+    ],
     rowMode: 'array',
     types: RAW_TEXT,
   })

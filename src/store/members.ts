@@ -2,12 +2,21 @@ import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
+/** An assigner a member offers: its name and its protocol metadata (base64 of the bytes). */
+export interface MemberProtocol {
+  name: string
+  metadata: string
+}
+
 export interface MemberRow {
   memberId: string
   clientId: string
   clientHost: string
   topics: string[]
   sessionTimeoutMs: number
+  protocols: MemberProtocol[]
+  /** ms since the epoch; the oldest live member leads the group */
+  joinedAtMs: string
 }
 
 export interface Heartbeat {
@@ -19,24 +28,28 @@ export interface Heartbeat {
   /** subscribed topic ids: DataHub's consumer_registration rows are kept alive with the same beat */
   topicIds: string[]
   sessionTimeoutMs: number
+  protocols: MemberProtocol[]
 }
 
 const MEMBER_COLUMNS = `member_id AS "memberId", client_id AS "clientId", client_host AS "clientHost", topics,
-  session_timeout_ms AS "sessionTimeoutMs"`
+  session_timeout_ms AS "sessionTimeoutMs", protocols, (extract(epoch FROM joined_at) * 1000)::int8::text AS "joinedAtMs"`
 
 const LIVE = `heartbeat_at > now() - session_timeout_ms * interval '1 millisecond'`
 
 const sql = statements((t) => ({
-  // One round trip per heartbeat: upsert this member (re-joining if someone expired it), refresh DataHub's
-  // registrations (library_heartbeat_at tells our beats from DataHub's: dataHubMembers.ts), drop members silent for
-  // three session timeouts, and return the live members.
+  // One round trip per heartbeat: upsert this member (re-joining if someone expired it: a member that was gone
+  // joins again as the youngest), refresh DataHub's registrations (library_heartbeat_at tells our beats from
+  // DataHub's: dataHubMembers.ts), drop members silent for three session timeouts, and return the live members.
   heartbeat: `
     WITH me AS (
-      INSERT INTO ${t.groupMember} (consumer_group, member_id, client_id, client_host, topics, session_timeout_ms)
-      VALUES ($1, $2, $3, $4, $5::text[], $6)
+      INSERT INTO ${t.groupMember} AS gm (consumer_group, member_id, client_id, client_host, topics, session_timeout_ms, protocols)
+      VALUES ($1, $2, $3, $4, $5::text[], $6, $8::jsonb)
       ON CONFLICT (consumer_group, member_id) DO UPDATE
-        SET heartbeat_at = now(), topics = EXCLUDED.topics, session_timeout_ms = EXCLUDED.session_timeout_ms
-      RETURNING member_id
+        SET heartbeat_at = now(), topics = EXCLUDED.topics, session_timeout_ms = EXCLUDED.session_timeout_ms,
+            protocols = EXCLUDED.protocols,
+            joined_at = CASE WHEN gm.heartbeat_at > now() - gm.session_timeout_ms * interval '1 millisecond'
+                             THEN gm.joined_at ELSE now() END
+      RETURNING (extract(epoch FROM joined_at) * 1000)::int8::text AS joined
     ), reg AS (
       INSERT INTO ${t.consumerRegistration} (consumer_group, topic_id, library_heartbeat_at)
       SELECT $1, unnest($7::int8[]), now()
@@ -47,7 +60,8 @@ const sql = statements((t) => ({
     )
     SELECT ${MEMBER_COLUMNS} FROM ${t.groupMember}
     WHERE consumer_group = $1 AND member_id <> $2 AND ${LIVE}
-    ORDER BY member_id`,
+    UNION ALL
+    SELECT $2, $3, $4, $5::text[], $6, $8::jsonb, joined FROM me`,
   leave: `
     WITH gone AS (
       DELETE FROM ${t.groupMember} WHERE consumer_group = $1 AND member_id = $2
@@ -66,11 +80,12 @@ const sql = statements((t) => ({
     WITH m AS (DELETE FROM ${t.groupMember} WHERE consumer_group = $1 RETURNING 1),
          o AS (DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 RETURNING 1),
          r AS (DELETE FROM ${t.consumerRegistration} WHERE consumer_group = $1 RETURNING 1),
-         l AS (DELETE FROM ${t.partitionLease} WHERE consumer_group = $1 RETURNING 1)
+         l AS (DELETE FROM ${t.partitionLease} WHERE consumer_group = $1 RETURNING 1),
+         g AS (DELETE FROM ${t.groupGeneration} WHERE consumer_group = $1 RETURNING 1)
     SELECT (SELECT count(*) FROM m) + (SELECT count(*) FROM o) + (SELECT count(*) FROM r) AS deleted`,
 }))
 
-/** Beats for this member and returns the OTHER live members, ordered by member id. */
+/** Beats for this member and returns the live members, this one included. */
 export async function heartbeat(db: Queryable, t: Tables, hb: Heartbeat): Promise<MemberRow[]> {
   const res = await run<MemberRow>(db, sql(t).heartbeat, [
     hb.group,
@@ -80,6 +95,7 @@ export async function heartbeat(db: Queryable, t: Tables, hb: Heartbeat): Promis
     hb.topics,
     hb.sessionTimeoutMs,
     hb.topicIds,
+    JSON.stringify(hb.protocols),
   ])
   return res.rows
 }

@@ -23,7 +23,8 @@ export interface CommittedOffset {
   priorityPositions: string[] | null
 }
 
-// $7: lock owner that must hold the partition lease (null = no check). $8: true = set exactly (seek,
+// $7: lock owner that must hold a live partition lease of generation $9 (null = no check; statement_timestamp()
+// because inside a transaction, sendOffsets, now() is when the transaction began). $8: true = set exactly (seek,
 // setOffsets, explicit commits may move back), false = only ever advance. The async form turns synchronous_commit off
 // for this statement's own transaction only (set_config(..., true) lasts until its COMMIT): see
 // docs/decisions/004-async-offset-commits.md.
@@ -52,7 +53,7 @@ const commitStatement = (t: Tables, async: boolean) => `
       WHERE $7::text IS NULL OR EXISTS (
         SELECT 1 FROM ${t.partitionLease} l
         WHERE l.consumer_group = $1 AND l.topic_id = c.topic_id AND l.partition_id = c.partition_id
-          AND l.lock_owner = $7)
+          AND l.lock_owner = $7 AND l.generation = $9 AND l.locked_until > statement_timestamp())
     )
     INSERT INTO ${t.consumerOffset} AS co (consumer_group, topic_id, partition_id, offset_value, metadata,
                                            priority_offsets, committed_at)
@@ -142,7 +143,7 @@ export async function commitOffsets(
   t: Tables,
   group: string,
   commits: OffsetCommit[],
-  opts: { lockOwner: string | null; exact: boolean; durable?: boolean },
+  opts: { lockOwner: string | null; generation?: number; exact: boolean; durable?: boolean },
 ): Promise<Array<{ topicId: string; partition: number; offset: string }>> {
   const statement = opts.durable === false ? sql(t).commitAsync : sql(t).commit
   const res = await run<{ topicId: string; partition: number; offset: string }>(db, statement, [
@@ -154,6 +155,7 @@ export async function commitOffsets(
     commits.map((c) => (c.priorityPositions ? `{${c.priorityPositions.join(',')}}` : null)),
     opts.lockOwner,
     opts.exact,
+    opts.generation ?? 0,
   ])
   return res.rows
 }

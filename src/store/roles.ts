@@ -73,6 +73,7 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
     consumer_offset: ['SELECT', 'INSERT', 'UPDATE'], // commit, never DELETE (that is admin.deleteGroups)
     group_member: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // heartbeats expire silent members
     partition_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+    group_generation: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // the group leader writes each generation
     consumer_registration: ['SELECT', 'INSERT', 'UPDATE'], // DataHub's registration, kept alive by heartbeats
     message_group_lease: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // DataHub clients' per-message leases and ack markers
     delivery_attempt: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'], // failed attempts counted by the dead-letter extension

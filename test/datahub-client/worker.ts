@@ -4,6 +4,7 @@
 // ROLE=consume: TOPIC, GROUP, MAX (per poll), VISIBILITY_S, PARTITIONS (comma list, default all), EMPTY_SLEEP_MS:
 //   DataHub's poll loop (register, receive, handle, commit). Prints `ready` after its first poll, `m <partition>
 //   <seq> <payload>` per handled message, `stuck <partition>` when an offset is past MAX(seq); runs until SIGTERM.
+//   With HOLD set, it stops after its first non-empty poll without committing and prints `holding`.
 import pg from 'pg'
 import { DataHubQueue } from './queue.js'
 
@@ -66,6 +67,12 @@ async function consume(): Promise<void> {
       const got = await queue.receiveBatchForGroup(group, row.id, partitions, owner, visibility, max, stuck)
       for (const p of stuck) out.push(`stuck ${p}`)
       for (const m of got) out.push(`m ${m.partitionId} ${m.seq} ${m.payload.toString()} ${m.mime ?? ''}`)
+      if (got.length > 0 && process.env.HOLD) {
+        // a handler that never returns: the leases stay until the visibility timeout (or a SIGKILL leaves them)
+        out.push('holding')
+        flush()
+        await new Promise(() => setInterval(() => {}, 60_000))
+      }
       if (got.length > 0) await queue.commitForGroup(group, got)
       if (first) out.push('ready')
       first = false

@@ -106,4 +106,29 @@ describe('one group, both client families (scenario 4)', () => {
     await producer.send({ topic, messages: [{ key: 'k0', value: 'last' }] })
     expect((await f.consumeOurs(topic, 1, { groupId: group })).map((m) => m.value)).toEqual(['last'])
   })
+
+  it('a DataHub consumer killed holding message leases keeps the group refused until they lapse; then nothing is lost', async () => {
+    const topic = await f.createTopic(1, 'dh-killed')
+    const group = uniqueName('shared')
+    const producer = await f.producer()
+    await producer.send({ topic, messages: Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `m${i}` })) })
+    const dataHub = f.dataHubConsumer(topic, group, { HOLD: '1', MAX: '4' })
+    await dataHub.waitForLine((l) => l === 'holding')
+    dataHub.proc.kill('SIGKILL')
+    await dataHub.exited
+    // its registration goes quiet (as 30 s after its last poll); its leases hold for DataHub's visibility timeout
+    await f.sql(`UPDATE ${f.tables.consumerRegistration} SET last_heartbeat_at = now() - interval '31 seconds' WHERE consumer_group = $1`, [group])
+    const seen: string[] = []
+    const refused = await ourConsumer(group, topic, seen)
+    const error = await refused.refused
+    expectRefusal(error, group)
+    expect(error.message).toMatch(/holds a message lease until/)
+    expect(seen).toEqual([])
+
+    await f.sql(`UPDATE ${f.tables.messageGroupLease} SET locked_until = now() - interval '1 second' WHERE consumer_group = $1`, [group])
+    const after = await f.consumeOurs(topic, 10, { groupId: group })
+    expect(after.map((m) => m.value), 'the killed consumer never committed: every message, in order').toEqual(
+      Array.from({ length: 10 }, (_, i) => `m${i}`),
+    )
+  })
 })

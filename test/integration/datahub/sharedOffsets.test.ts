@@ -4,6 +4,7 @@
 import type { Admin } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { drainDataHubGroup } from '../../datahub-client/drain.js'
+import { DATAHUB_TOPIC_DEFAULTS, DataHubQueue } from '../../datahub-client/queue.js'
 import { uniqueName } from '../../helpers/kafka.js'
 import { useSharingFixture } from './sharing.js'
 
@@ -58,6 +59,20 @@ describe('rows DataHub writes (scenario 2)', () => {
     const counts = await rowsPerPartition(topic)
     const high = Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]))
     expect(high).toEqual(Object.fromEntries([0, 1].map((p) => [p, counts.get(p) ?? '0'])))
+  })
+
+  // it.fails until `write` lands its part of #16 on main
+  it.fails('partitions added by DataHub (its topic upsert grows the count) are read and reported like the others', async () => {
+    const topic = uniqueName('dh-grown')
+    await f.dataHub().ensureTopic(topic) // DataHub's default: 2 partitions
+    const wider = new DataHubQueue(f.db.pool, f.db.schema, 'metadata_queue', { ...DATAHUB_TOPIC_DEFAULTS, partitionCount: 4 })
+    await wider.enqueueBatch(topic, Array.from({ length: 80 }, (_, i) => ({ routingKey: `g${i % 16}`, payload: Buffer.from(`h.${i}`) })))
+    const counts = await rowsPerPartition(topic)
+    expect(counts.size, 'rows on all four partitions').toBe(4)
+    const got = await f.consumeOurs(topic, 80, { timeoutMs: 20_000, allowFewer: true })
+    expect(new Set(got.map((m) => m.value)).size).toBe(80)
+    const high = Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]))
+    expect(high).toEqual(Object.fromEntries([0, 1, 2, 3].map((p) => [p, counts.get(p)])))
   })
 })
 

@@ -54,7 +54,7 @@ function setup(log: FetchedRow[], perBatch = 2) {
     logger,
   })
   const source = fakeSource(log)
-  const fetcher = new FetchManager({ source, offsets, emitter, logger, groupId: 'g', bands: BANDS, perBatch, maxBytesPerPartition: 1 << 20, fromBeginning: () => true })
+  const fetcher = new FetchManager({ source, offsets, emitter, logger, groupId: 'g', bands: BANDS, perBatch, maxBytesPerPartition: 1 << 20, fromBeginning: () => true, onFenced: () => undefined })
   return { state, source, fetcher }
 }
 

@@ -1,0 +1,92 @@
+// Fault injection at seeded random times: SIGKILL (respawned), SIGSTOP past the session timeout then SIGCONT,
+// pg_terminate_backend of one client connection, a restart of the private server, a connection cut right after a
+// request (lost answer), a slow network. Each fault is recorded before it happens.
+import pg from 'pg'
+import type { Fleet } from './fleet.js'
+import type { FaultKind, Recorder } from './history.js'
+import type { FaultProxy } from './proxy.js'
+import type { Rng } from './rng.js'
+import type { PrivateServer } from './server.js'
+
+export interface FaultTargets {
+  fleet: Fleet
+  rec: Recorder
+  rng: Rng
+  sessionTimeoutMs: number
+  /** application_name prefix of the run's client connections */
+  appPrefix: string
+  /** direct (not proxied) connection for pg_terminate_backend */
+  adminUrl?: string
+  server?: PrivateServer
+  proxy?: FaultProxy
+}
+
+export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<void> {
+  const { fleet, rec, rng } = t
+  switch (kind) {
+    case 'kill': {
+      const victims = fleet.live()
+      if (victims.length === 0) return
+      const slot = rng.pick(victims)
+      rec.record({ k: 'fault', f: 'kill', target: slot.writer })
+      fleet.signal(slot, 'SIGKILL') // the fleet respawns it
+      return
+    }
+    case 'stop': {
+      const victims = fleet.live((s) => !s.stopped && s.spec.role !== 'maintenance')
+      if (victims.length === 0) return
+      const slot = rng.pick(victims)
+      const ms = Math.round(t.sessionTimeoutMs * (1.5 + rng.next()))
+      rec.record({ k: 'fault', f: 'stop', target: slot.writer, detail: `${ms} ms` })
+      slot.stopped = true
+      fleet.signal(slot, 'SIGSTOP')
+      setTimeout(() => fleet.cont(slot), ms)
+      return
+    }
+    case 'terminate': {
+      const client = new pg.Client({ connectionString: t.adminUrl, connectionTimeoutMillis: 2000 })
+      client.on('error', () => undefined)
+      try {
+        await client.connect()
+        const { rows } = await client.query<{ pid: number; application_name: string }>(
+          `SELECT pid, application_name FROM pg_stat_activity WHERE application_name LIKE $1 || '%' AND pid <> pg_backend_pid()`,
+          [t.appPrefix],
+        )
+        if (rows.length === 0) return
+        const victim = rng.pick(rows)
+        rec.record({ k: 'fault', f: 'terminate', target: victim.application_name, detail: `pid ${victim.pid}` })
+        await client.query('SELECT pg_terminate_backend($1)', [victim.pid])
+      } catch {
+        // the server may be restarting: no fault this time
+      } finally {
+        await client.end().catch(() => undefined)
+      }
+      return
+    }
+    case 'restart': {
+      const downMs = rng.int(300, 2500)
+      rec.record({ k: 'fault', f: 'restart', target: 'postgres', detail: `${downMs} ms down` })
+      await t.server!.restart(downMs)
+      return
+    }
+    case 'drop': {
+      // mostly producers: a lost answer to a send or COMMIT is what retries and idempotence must survive
+      const victims = fleet.live((s) => rng.chance(0.3) || s.spec.role === 'producer')
+      if (victims.length === 0) return
+      const slot = rng.pick(victims)
+      rec.record({ k: 'fault', f: 'drop', target: slot.writer, detail: 'its next request is answered into the void' })
+      const suffix = `_${slot.writer}`
+      t.proxy!.dropNext((name) => name.endsWith(suffix))
+      return
+    }
+    case 'delay': {
+      const ms = rng.int(100, 800)
+      const forMs = rng.int(1000, 4000)
+      rec.record({ k: 'fault', f: 'delay', target: 'proxy', detail: `${ms} ms for ${forMs} ms` })
+      t.proxy!.delay(ms, Date.now() + forMs)
+      return
+    }
+    case 'clock':
+      throw new Error('the consumer has no clock test hook yet')
+  }
+}

@@ -1,0 +1,298 @@
+// One torture run: set up the schema (on a private PostgreSQL) or the Kafka topics, start the workers, inject
+// faults for `seconds`, drain (faults off, producers stopped, consumers left to catch up), audit every topic with a
+// fresh group, and check the recorded history.
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { Kafka } from 'kafkajs'
+import pg from 'pg'
+import { quoteIdent } from '../../src/db/identifiers.js'
+import { logLevel } from '../../src/kafkajs/exports.js'
+import { check, outstanding, type CheckConfig, type CheckResult } from './checker.js'
+import { injectFault } from './faults.js'
+import { Fleet, type SlotPlan, type SlotSpec } from './fleet.js'
+import { createRecorder, readHistory, type Recorder } from './history.js'
+import type { Options } from './options.js'
+import { startFaultProxy, type FaultProxy } from './proxy.js'
+import { createRng } from './rng.js'
+import { startPrivateServer, type PrivateServer } from './server.js'
+import type { Connection, TopicPlan } from './spec.js'
+import { DRAIN_FILE, kafkaFor } from './workers/common.js'
+
+
+export interface RunResult {
+  runId: string
+  dir: string
+  result: CheckResult
+  checkConfig: CheckConfig
+  operations: Record<string, number>
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+export async function runTorture(opts: Options, log: (line: string) => void): Promise<RunResult> {
+  const runId = `tt${opts.seed.toString(36)}${randomBytes(2).toString('hex')}`
+  const dir = opts.dir ?? mkdtempSync(path.join(os.tmpdir(), `torture-${runId}-`))
+  mkdirSync(dir, { recursive: true })
+  const rec = createRecorder(dir, 'orch')
+  const rng = createRng(opts.seed)
+  const pgq = opts.transport === 'pgqueue'
+  const name = (s: string) => (pgq ? s : `${runId}-${s}`)
+  const topics: TopicPlan[] = [
+    { name: name('a'), partitions: 4 },
+    { name: name('b'), partitions: 2, aggressive: pgq && opts.maintenance },
+    ...(pgq && opts.maintenance ? [{ name: name('cap'), partitions: 2, lossy: true }] : []),
+  ]
+  const eosIn: TopicPlan = { name: name('eos-in'), partitions: 2 }
+  const eosOut: TopicPlan = { name: name('eos-out'), partitions: 2 }
+  const all = [...topics, ...(opts.eos ? [eosIn, eosOut] : [])]
+
+  let server: PrivateServer | undefined
+  let proxy: FaultProxy | undefined
+  const schema = `torture_${runId}`
+  const appPrefix = `torture_${runId}_`
+  let adminUrl: string | undefined
+  if (pgq) {
+    if (!opts.databaseUrl) server = await startPrivateServer()
+    adminUrl = opts.databaseUrl ?? server!.url
+    proxy = await startFaultProxy(Number(new URL(adminUrl).port || 5432))
+  }
+  const direct: Connection = { transport: opts.transport, pgUrl: adminUrl, schema, brokers: opts.brokers }
+  const viaProxy = (writer: string) => {
+    if (!pgq) return undefined
+    const u = new URL(adminUrl!)
+    u.hostname = '127.0.0.1'
+    u.port = String(proxy!.port)
+    u.searchParams.set('application_name', `${appPrefix}${writer}`)
+    return u.toString()
+  }
+  const bizTable = `${quoteIdent(schema)}.torture_business`
+  log(`run ${runId}: seed ${opts.seed}, ${opts.transport}, ${opts.seconds} s, history in ${dir}`)
+  await setUp(opts, direct, all, bizTable)
+
+  const fleet = new Fleet(rec, opts.seed, viaProxy)
+  const common = { dir, stuckBoundMs: opts.stuckBoundMs, sessionTimeoutMs: opts.sessionTimeoutMs, transport: opts.transport, schema, brokers: opts.brokers }
+  const slots = planSlots(opts, rng, topics, eosIn, eosOut, name, bizTable, runId)
+  for (const s of slots) fleet.add({ ...common, ...s } as SlotSpec)
+  const groups = new Map<string, Set<string>>()
+  for (const s of slots) {
+    if (s.role === 'consumer') groups.set(s.group, new Set([...(groups.get(s.group) ?? []), ...s.subscribe]))
+    if (s.role === 'transform') groups.set(s.group, new Set([s.input]))
+  }
+
+  const observer = kafkaFor(direct, `${runId}-observer`)
+  const admin = observer.admin()
+  await admin.connect()
+  const pollers = [pollOffsets(admin, groups, rec)]
+  if (pgq) pollers.push(pollStatements(adminUrl!, appPrefix, opts.stuckBoundMs, rec))
+
+  // the clock starts once every worker is up (process start-up is slow on a loaded machine)
+  await Promise.race([Promise.all(fleet.slots.map((s) => s.ready)), sleep(120_000)])
+  log(`workers ready: ${fleet.slots.map((s) => s.writer).join(' ')}`)
+  // faults at random times
+  const faultsUntil = Date.now() + opts.seconds * 1000
+  await sleep(Math.min(3000, opts.seconds * 200))
+  while (Date.now() < faultsUntil && opts.faults.length > 0) {
+    await sleep(Math.round(opts.faultEveryMs * (0.3 + 1.4 * rng.next())))
+    if (Date.now() >= faultsUntil) break
+    await injectFault(rng.pick(opts.faults), { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, appPrefix, adminUrl, server, proxy }).catch(
+      (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
+    )
+  }
+  await sleep(Math.max(0, faultsUntil - Date.now()))
+
+  // drain: no more faults, everything up again, producers stopped, consumers consume plainly until caught up
+  log('drain: faults off, producers stopping, consumers catching up')
+  await fleet.settle()
+  const producers = fleet.slots.filter((s) => s.spec.role === 'producer' || s.spec.role === 'maintenance')
+  for (const s of await fleet.retire(producers, 30_000)) rec.record({ k: 'stuck', op: `${s.writer} did not stop within 30 s`, ms: 30_000 })
+  const consumers = fleet.slots.filter((s) => s.spec.role === 'consumer' || s.spec.role === 'transform')
+  writeFileSync(path.join(dir, DRAIN_FILE), '')
+  const checkConfig: CheckConfig = {
+    sessionTimeoutMs: opts.sessionTimeoutMs,
+    lossyTopics: all.filter((t) => t.lossy).map((t) => t.name),
+    eos: opts.eos ? [{ input: eosIn.name, output: eosOut.name }] : [],
+    denseOffsets: pgq,
+    fencedHandlers: pgq,
+  }
+  const drainUntil = Date.now() + opts.drainSeconds * 1000
+  let left = outstanding(readHistory(dir), checkConfig)
+  while (left > 0 && Date.now() < drainUntil) {
+    await sleep(1000)
+    left = outstanding(readHistory(dir), checkConfig)
+  }
+  if (left > 0) rec.record({ k: 'stat', name: 'drain.incomplete', n: left })
+  await sleep(1500) // the last auto-commits
+  for (const s of await fleet.retire(consumers, 20_000)) rec.record({ k: 'stuck', op: `${s.writer} did not stop within 20 s`, ms: 20_000 })
+  for (const p of pollers) await p.stop()
+
+  log('audit: every topic from the beginning with a fresh group')
+  await audit(observer, admin, all, createRecorder(dir, 'audit'), `${runId}-audit`)
+  if (server) rec.record({ k: 'stat', name: 'pg.deadlocks', n: await deadlocks(server.url) })
+  await admin.disconnect()
+  await fleet.killAll()
+  await proxy?.close()
+  if (!pgq) await dropKafkaTopics(observer, all)
+  server?.stop()
+
+  const history = readHistory(dir)
+  const operations: Record<string, number> = {}
+  for (const e of history) {
+    const key = e.k === 'ack' ? `ack:${e.via}` : e.k === 'abort' ? `abort:${e.via}` : e.k === 'amb' ? `ambiguous:${e.via}` : e.k === 'c' ? `commit:${e.src}` : e.k
+    if (['ack', 'abort', 'amb', 'c', 'seek', 'txb', 'he'].includes(e.k)) operations[key] = (operations[key] ?? 0) + 1
+  }
+  const maint = history.filter((e) => e.k === 'stat' && e.name === 'maintenance.runs').reduce((n, e) => n + (e.k === 'stat' ? e.n : 0), 0)
+  if (maint > 0) operations['maintenance runs'] = maint
+  return { runId, dir, result: check(history, checkConfig), checkConfig, operations }
+}
+
+/** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */
+function planSlots(
+  opts: Options, rng: ReturnType<typeof createRng>, topics: TopicPlan[], eosIn: TopicPlan, eosOut: TopicPlan,
+  name: (s: string) => string, bizTable: string, runId: string,
+): SlotPlan[] {
+  const slots: SlotPlan[] = []
+  const nProducers = Math.max(1, Math.round(opts.processes / 3))
+  // two transformers, so a stalled one has a successor that takes its partitions over
+  const nTransform = opts.eos ? 2 : 0
+  const nConsumers = Math.max(2, opts.processes - nProducers - nTransform)
+  const produced = opts.eos ? [...topics, eosIn] : topics
+  for (let i = 0; i < nProducers; i++) {
+    slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, multiPartition: opts.multiPartition, bizTable })
+  }
+  for (let i = 0; i < nTransform; i++) {
+    slots.push({ role: 'transform', id: `t${i}`, group: name('eos'), input: eosIn.name, output: eosOut.name, transactionalId: `${runId}-eos-${i}` })
+  }
+  const [a, b] = topics.map((t) => t.name)
+  const cap = topics.find((t) => t.lossy)?.name
+  for (let i = 0; i < nConsumers; i++) {
+    const group = name(i % 2 === 0 ? 'g1' : 'g2')
+    // g1's members differ in what they subscribe: every topic, or b only (a partition of a must still be consumed)
+    const subscribe = i % 2 === 1 ? [a, b] : i % 4 === 0 ? [a, b, ...(cap ? [cap] : [])] : [b]
+    slots.push({ role: 'consumer', id: `c${i}`, group, subscribe, handler: rng.pick(opts.handlers), ops: opts.consumerOps, concurrency: rng.int(1, 3) })
+  }
+  if (opts.maintenance) slots.push({ role: 'maintenance', id: 'm0' })
+  return slots
+}
+
+async function setUp(opts: Options, conn: Connection, topics: TopicPlan[], bizTable: string) {
+  const kafka = opts.transport === 'pgqueue' ? kafkaFor({ ...conn }, 'torture-setup') : kafkaFor(conn, 'torture-setup')
+  if (opts.transport === 'pgqueue') {
+    // migrate the fresh schema once, here, so no worker races another to do it
+    const { Kafka } = await import('../../src/kafka.js')
+    const db = await new Kafka({ logLevel: logLevel.NOTHING, pgqueue: { connectionString: conn.pgUrl, schema: conn.schema, enabled: true } }).database()
+    await db.release()
+  }
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: topics.map((t) => ({ topic: t.name, numPartitions: t.partitions, ...(t.lossy ? { configEntries: [{ name: 'retention.bytes', value: '20000' }] } : {}) })),
+  })
+  await admin.disconnect()
+  if (opts.transport !== 'pgqueue') return
+  const client = new pg.Client({ connectionString: conn.pgUrl })
+  await client.connect()
+  try {
+    const topicTable = `${quoteIdent(conn.schema!)}.metadata_queue_topic`
+    for (const t of topics.filter((t) => t.aggressive)) await client.query(`UPDATE ${topicTable} SET aggressive_retention = true WHERE topic_name = $1`, [t.name])
+    for (const t of topics.filter((t) => t.lossy)) await client.query(`UPDATE ${topicTable} SET max_rows_per_topic = 300 WHERE topic_name = $1`, [t.name])
+    await client.query(`CREATE TABLE ${bizTable} (id text PRIMARY KEY, level text NOT NULL)`)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Every group's committed offsets, polled: commits the consumers did not report are checked too. */
+function pollOffsets(admin: ReturnType<Kafka['admin']>, groups: Map<string, Set<string>>, rec: Recorder) {
+  let stopped = false
+  const loop = (async () => {
+    while (!stopped) {
+      for (const [groupId, topics] of groups) {
+        try {
+          for (const t of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
+            for (const p of t.partitions) {
+              if (BigInt(p.offset) >= 0n) rec.record({ k: 'c', g: groupId, topic: t.topic, partition: p.partition, offset: p.offset, src: 'poll' })
+            }
+          }
+        } catch {
+          // server restarting
+        }
+      }
+      await sleep(700)
+    }
+  })()
+  return { stop: async () => void ((stopped = true), await loop) }
+}
+
+/** Statements of the run's clients active for longer than the bound (a hang no client reports). */
+function pollStatements(url: string, appPrefix: string, boundMs: number, rec: Recorder) {
+  let stopped = false
+  const told = new Set<string>()
+  const loop = (async () => {
+    while (!stopped) {
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+      client.on('error', () => undefined)
+      try {
+        await client.connect()
+        const { rows } = await client.query<{ pid: number; app: string; ms: number; query: string; since: string }>(
+          `SELECT pid, application_name AS app, (extract(epoch FROM now() - query_start) * 1000)::int AS ms, query, query_start::text AS since
+             FROM pg_stat_activity WHERE application_name LIKE $1 || '%' AND state = 'active' AND now() - query_start > $2 * interval '1 millisecond'`,
+          [appPrefix, boundMs],
+        )
+        for (const r of rows) {
+          if (told.has(`${r.pid}@${r.since}`)) continue
+          told.add(`${r.pid}@${r.since}`)
+          rec.record({ k: 'stuck', op: `statement of ${r.app.slice(appPrefix.length)}: ${r.query.replace(/\s+/g, ' ').slice(0, 160)}`, ms: r.ms })
+        }
+      } catch {
+        // server restarting
+      } finally {
+        await client.end().catch(() => undefined)
+      }
+      await sleep(2000)
+    }
+  })()
+  return { stop: async () => void ((stopped = true), await loop) }
+}
+
+/** Reads every topic from the beginning with a fresh group until each partition's high watermark (or 5 s of quiet). */
+async function audit(kafka: Kafka, admin: ReturnType<Kafka['admin']>, topics: TopicPlan[], rec: Recorder, groupId: string) {
+  const high = new Map<string, bigint>()
+  for (const t of topics) for (const p of await admin.fetchTopicOffsets(t.name)) high.set(`${t.name}/${p.partition}`, BigInt(p.high))
+  const seen = new Map<string, bigint>()
+  let last = Date.now()
+  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 300 })
+  await consumer.connect()
+  for (const t of topics) await consumer.subscribe({ topic: t.name, fromBeginning: true })
+  await consumer.run({
+    eachMessage: async ({ topic, partition, message }) => {
+      rec.record({ k: 'a', topic, partition, offset: message.offset, value: String(message.value) })
+      seen.set(`${topic}/${partition}`, BigInt(message.offset) + 1n)
+      last = Date.now()
+    },
+  })
+  const deadline = Date.now() + 60_000
+  const done = () => [...high].every(([tp, h]) => (seen.get(tp) ?? 0n) >= h)
+  while (!done() && Date.now() - last < 5000 && Date.now() < deadline) await sleep(200)
+  await consumer.disconnect()
+}
+
+async function deadlocks(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ n: number }>('SELECT coalesce(sum(deadlocks), 0)::int AS n FROM pg_stat_database')
+    return rows[0].n
+  } finally {
+    await client.end()
+  }
+}
+
+async function dropKafkaTopics(kafka: Kafka, topics: TopicPlan[]) {
+  const admin = kafka.admin()
+  await admin.connect()
+  await admin.deleteTopics({ topics: topics.map((t) => t.name) }).catch(() => undefined)
+  await admin.disconnect()
+}

@@ -1,0 +1,85 @@
+// A TCP proxy between the workers and PostgreSQL that injects network faults on demand: cut a connection right
+// after the server received a request (its answer — maybe a COMMIT's — is lost), or hold every packet back for a
+// while (a slow network: sessions and statements time out).
+import net from 'node:net'
+
+export interface FaultProxy {
+  port: number
+  /**
+   * The next request on a connection whose application_name satisfies `which` reaches the server; its answer is
+   * swallowed and the connection cut.
+   */
+  dropNext(which: (applicationName: string) => boolean): void
+  /** delays traffic in both directions by `ms` until `untilMs` (epoch ms) */
+  delay(ms: number, untilMs: number): void
+  close(): Promise<void>
+}
+
+const PROTOCOL_3 = 0x00030000
+
+/** A parameter of a startup packet: length, protocol, then name\0value\0 pairs. */
+function startupParameter(packet: Buffer, name: string): string {
+  const pairs = packet.subarray(8).toString('utf8').split('\0')
+  const at = pairs.indexOf(name)
+  return at >= 0 && at % 2 === 0 ? pairs[at + 1] ?? '' : ''
+}
+
+export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
+  const sockets = new Set<net.Socket>()
+  let armed: ((applicationName: string) => boolean) | undefined
+  let delayMs = 0
+  let delayUntil = 0
+  // one lane per direction: a chunk never overtakes an earlier, still delayed one
+  const lane = () => {
+    let lastAt = 0
+    return (fn: () => void) => {
+      const now = Date.now()
+      const at = Math.max(now < delayUntil ? now + delayMs : now, lastAt)
+      lastAt = at
+      if (at <= now) fn()
+      else setTimeout(fn, at - now)
+    }
+  }
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1')
+    sockets.add(client).add(upstream)
+    let doomed = false
+    let applicationName = ''
+    const toServer = lane()
+    const toClient = lane()
+    const close = () => {
+      client.destroy()
+      upstream.destroy()
+      sockets.delete(client)
+      sockets.delete(upstream)
+    }
+    client.on('data', (chunk) => {
+      if (!applicationName && chunk.length >= 8 && chunk.readUInt32BE(4) === PROTOCOL_3) applicationName = startupParameter(chunk, 'application_name')
+      // the startup packet has no type byte (it starts with a zero length byte); Terminate (X) is no request
+      if (armed && chunk[0] !== 0 && chunk[0] !== 0x58 && armed(applicationName)) {
+        armed = undefined
+        doomed = true
+        setTimeout(close, 200) // time for the server to act on it
+      }
+      toServer(() => upstream.write(chunk))
+    })
+    upstream.on('data', (chunk) => {
+      if (!doomed) toClient(() => client.write(chunk))
+    })
+    client.on('error', close).on('close', close)
+    upstream.on('error', close).on('close', close)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    dropNext: (which) => void (armed = which),
+    delay(ms, untilMs) {
+      delayMs = ms
+      delayUntil = untilMs
+    },
+    async close() {
+      for (const s of sockets) s.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    },
+  }
+}

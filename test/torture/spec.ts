@@ -1,0 +1,72 @@
+// What the orchestrator tells each worker process (JSON in TORTURE_SPEC), and the operation menus a run may draw
+// from. The CI mix is a subset of these (see options.ts).
+export type Transport = 'pgqueue' | 'kafka'
+
+export const PRODUCER_OPS = ['send', 'batch', 'idempotent', 'txn', 'outbox-rc', 'outbox-rr', 'outbox-ser'] as const
+export type ProducerOp = (typeof PRODUCER_OPS)[number]
+
+export const HANDLERS = ['message', 'message-manual', 'batch', 'batch-partial'] as const
+export type Handler = (typeof HANDLERS)[number]
+
+export const CONSUMER_OPS = ['pause', 'seek', 'restart', 'rejoin'] as const
+export type ConsumerOp = (typeof CONSUMER_OPS)[number]
+
+export interface TopicPlan {
+  name: string
+  partitions: number
+  /** a row cap may delete messages nobody consumed: no loss / gap / commit checks */
+  lossy?: boolean
+  /** pgQueue: retention waits for every registered group */
+  aggressive?: boolean
+}
+
+export interface Connection {
+  transport: Transport
+  /** pgQueue: through the fault proxy, tagged with the worker's application_name */
+  pgUrl?: string
+  schema?: string
+  brokers?: string[]
+}
+
+interface Common extends Connection {
+  id: string
+  writer: string
+  seed: number
+  dir: string
+  stuckBoundMs: number
+  sessionTimeoutMs: number
+}
+
+export interface ProducerSpec extends Common {
+  role: 'producer'
+  topics: TopicPlan[]
+  ops: ProducerOp[]
+  priorities: boolean
+  /** transactions and outbox sends may span partitions (else each writes one partition) */
+  multiPartition: boolean
+  /** the business table outbox transactions write to */
+  bizTable?: string
+}
+
+export interface ConsumerSpec extends Common {
+  role: 'consumer'
+  group: string
+  subscribe: string[]
+  handler: Handler
+  ops: ConsumerOp[]
+  concurrency: number
+}
+
+export interface TransformSpec extends Common {
+  role: 'transform'
+  group: string
+  input: string
+  output: string
+  transactionalId: string
+}
+
+export interface MaintenanceSpec extends Common {
+  role: 'maintenance'
+}
+
+export type WorkerSpec = ProducerSpec | ConsumerSpec | TransformSpec | MaintenanceSpec

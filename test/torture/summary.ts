@@ -1,0 +1,53 @@
+// The run's report: a summary table (operations, faults, deliveries, duplicates, violations by kind) and, per
+// violation kind found, the seed to repeat it and a few events of the history that show it.
+import { VIOLATION_KINDS, type CheckResult } from './checker.js'
+import type { HistoryEvent } from './history.js'
+
+const row = (label: string, value: string | number) => `  ${label.padEnd(34)} ${String(value).padStart(10)}`
+
+export function summarize(seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult): string {
+  const lines = [`torture summary (${transport}, seed ${seed})`, 'operations']
+  for (const [k, n] of Object.entries(operations).sort()) lines.push(row(k, n))
+  lines.push('faults injected')
+  const faults = Object.entries(counts.faults)
+  if (faults.length === 0) lines.push(row('(none)', 0))
+  for (const [k, n] of faults.sort()) lines.push(row(k, n))
+  lines.push(
+    'deliveries',
+    row('acknowledged messages', counts.acked),
+    row('aborted / rolled back (must stay invisible)', counts.aborted),
+    row('outcome unknown (ambiguous)', counts.ambiguous),
+    row('deliveries', counts.deliveries),
+    row('duplicate deliveries (at-least-once)', counts.duplicates),
+    row('plain sends stored twice (app retry)', counts.writeDuplicates),
+    row('commits observed', counts.commits),
+    row('audited (final fresh group)', counts.audited),
+    'violations',
+  )
+  const byKind = new Map<string, number>()
+  for (const v of violations) if (v.excerpt.length > 0) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + 1)
+  for (const v of violations) {
+    const more = /^… and (\d+) more/.exec(v.message)
+    if (more) byKind.set(v.kind, (byKind.get(v.kind) ?? 0) + Number(more[1]))
+  }
+  for (const kind of VIOLATION_KINDS) lines.push(row(kind, byKind.get(kind) ?? 0))
+  const total = [...byKind.values()].reduce((a, b) => a + b, 0)
+  lines.push(row('TOTAL', total))
+  if (total > 0) {
+    lines.push('', `VIOLATIONS — repeat with: npm run check:torture -- --seed ${seed} (and the same options)`)
+    const shown = new Map<string, number>()
+    for (const v of violations) {
+      const n = shown.get(v.kind) ?? 0
+      if (n >= 3) continue
+      shown.set(v.kind, n + 1)
+      lines.push(`[${v.kind}] ${v.message}`)
+      for (const e of v.excerpt) lines.push(`    ${formatEvent(e)}`)
+    }
+  }
+  return lines.join('\n')
+}
+
+function formatEvent(e: HistoryEvent): string {
+  const { t, w, k, ...rest } = e
+  return `${new Date(t).toISOString().slice(11, 23)} ${w.padEnd(8)} ${k.padEnd(5)} ${JSON.stringify(rest)}`
+}
