@@ -61,8 +61,7 @@ describe('rows DataHub writes (scenario 2)', () => {
     expect(high).toEqual(Object.fromEntries([0, 1].map((p) => [p, counts.get(p) ?? '0'])))
   })
 
-  // it.fails until `write` lands its part of #16 on main
-  it.fails('partitions added by DataHub (its topic upsert grows the count) are read and reported like the others', async () => {
+  it('partitions added by DataHub (its topic upsert grows the count) are read and reported like the others', async () => {
     const topic = uniqueName('dh-grown')
     await f.dataHub().ensureTopic(topic) // DataHub's default: 2 partitions
     const wider = new DataHubQueue(f.db.pool, f.db.schema, 'metadata_queue', { ...DATAHUB_TOPIC_DEFAULTS, partitionCount: 4 })
