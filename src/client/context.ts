@@ -4,6 +4,7 @@ import type { PgQueueConfig } from '../config/types.js'
 import { resolvePoolConfig } from '../db/connection.js'
 import { Database } from '../db/database.js'
 import { findPendingMigrations, migrate } from '../db/migrator.js'
+import { describePoolTimeouts } from '../db/poolErrors.js'
 import { tablesFor, type Tables } from '../db/tables.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import type { MaintenanceReport } from '../ops/maintenance.js'
@@ -108,6 +109,7 @@ export class PgQueueContext {
     this.embedded = embedded
     this.clientConfig = { ...poolConfig }
     const pool = new pg.Pool(poolConfig)
+    describePoolTimeouts(pool, { name: `pgQueue pool of schema "${config.schema}"`, max: config.pool.max, waitMs: config.pool.connectionTimeoutMillis })
     // An idle client's error (server restart, terminated backend) must not crash the process: the pool drops it.
     pool.on('error', (err) => logger.warn('Idle PostgreSQL connection failed', { error: err.message }))
     const db = new Database(pool, this.tables, config.pool.leakTimeMinutes * 60_000, (heldMs) =>

@@ -20,24 +20,36 @@ const EXPECTED_URL = 'a postgres://, postgresql:// or jdbc:postgresql://host[:po
  * Converts jdbc:postgresql://host:port/db?params (or jdbc:postgresql:db, meaning localhost) to postgres://,
  * keeping only parameters pg understands. postgres:// and postgresql:// URLs pass through unchanged.
  */
-/** The URL as it may appear in an error: the password (after user: and in password=) masked. */
-function masked(raw: string): string {
-  return raw.replace(/(\/\/[^/:@]*:)[^@/]*@/, '$1***@').replace(/(password=)[^&]*/gi, '$1***')
+/**
+ * The URL as it may appear in an error. It is invalid, so nothing about its shape can be trusted: a password may
+ * hold unencoded `@`, `/`, `&` or `#`. Everything from `//user:` to the last `@` is masked, and everything after a
+ * `password=`; masking too much is fine, one character of a password too few is not.
+ */
+export function maskedUrl(raw: string): string {
+  let out = raw.replace(/(password=).*$/is, '$1***')
+  const start = out.indexOf('//')
+  const at = out.lastIndexOf('@')
+  if (start >= 0 && at > start) {
+    const userinfo = out.slice(start + 2, at)
+    const colon = userinfo.indexOf(':')
+    out = `${out.slice(0, start + 2)}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : userinfo}${out.slice(at)}`
+  }
+  return out
 }
 
 export function toPostgresUrl(raw: string, where: string): string {
   const value = raw.trim()
   if (/^postgres(ql)?:\/\//i.test(value)) {
-    if (!URL.canParse(value)) return invalid(where, masked(raw), EXPECTED_URL)
+    if (!URL.canParse(value)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
     return value
   }
   const jdbc = /^jdbc:postgresql:(.*)$/i.exec(value)
-  if (!jdbc) return invalid(where, masked(raw), EXPECTED_URL)
+  if (!jdbc) return invalid(where, maskedUrl(raw), EXPECTED_URL)
   const rest = jdbc[1]!
   const authority = rest.startsWith('//') ? rest.slice(2) : `localhost/${rest.replace(/^\/+/, '')}`
   // JDBC allows host1:5432,host2:5432 failover lists; pg connects to one host only.
-  if (/^[^/?]*,/.test(authority)) return invalid(where, masked(raw), `${EXPECTED_URL} with a single host (pg does not support host lists)`)
-  if (!URL.canParse(`postgres://${authority}`)) return invalid(where, masked(raw), EXPECTED_URL)
+  if (/^[^/?]*,/.test(authority)) return invalid(where, maskedUrl(raw), `${EXPECTED_URL} with a single host (pg does not support host lists)`)
+  if (!URL.canParse(`postgres://${authority}`)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
   const url = new URL(`postgres://${authority}`)
   const kept = new URLSearchParams()
   for (const [key, val] of url.searchParams) {

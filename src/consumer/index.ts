@@ -19,6 +19,7 @@ import { newTopicFromDefaults } from '../producer/index.js'
 import { listTopics } from '../store/topics.js'
 import { consumerRegistryFor } from '../ops/consumerRegistry.js'
 import { OBSERVE_BATCHES, type BatchObservable, type BatchObserver } from '../ops/hooks.js'
+import { traceEachBatch, traceEachMessage } from '../tracing/messaging.js'
 import { GroupMembership, type Subscription } from './groupMembership.js'
 import { PauseRegistry } from './pauseRegistry.js'
 import { assignerCluster, createAssigners } from './assigners.js'
@@ -98,8 +99,9 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       emitter,
       logger,
       groupId,
-      eachMessage: run.eachMessage,
-      eachBatch: run.eachBatch,
+      // each handled message gets a span (no-op unless the app registered an OpenTelemetry SDK)
+      eachMessage: run.eachMessage && traceEachMessage(run.eachMessage, groupId),
+      eachBatch: run.eachBatch && traceEachBatch(run.eachBatch, groupId),
       eachBatchAutoResolve: run.eachBatchAutoResolve ?? true,
       autoCommit,
       autoCommitInterval,

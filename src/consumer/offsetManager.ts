@@ -2,6 +2,7 @@ import type { Logger, TopicOffsets } from 'kafkajs'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
+import { traceSettle } from '../tracing/messaging.js'
 import type { PartitionState } from './partitionState.js'
 
 /** One partition's offset write: the exact offset (next to read), or processed-through seqs per priority. */
@@ -220,7 +221,8 @@ export class OffsetManager {
     if (commits.length === 0) return []
     let rows: WrittenOffset[]
     try {
-      rows = await this.o.writer.write(commits, { exact, durable })
+      const topics = commits.map((c) => this.o.owner.topicName(c.topicId) ?? c.topicId)
+      rows = await traceSettle(this.o.groupId, topics, () => this.o.writer.write(commits, { exact, durable }))
     } catch (e) {
       throw toKafkaJSError(e, 'commit offsets')
     }

@@ -14,6 +14,7 @@ import { createRetrier } from '../kafkajs/retry.js'
 import type { NewTopic } from '../store/topics.js'
 import { writeDeferred } from './deferredWrite.js'
 import { planSend, writePlan, type PartitionBatch, type Partitioner, type TopicBatch } from './sendMessages.js'
+import { traceSend } from '../tracing/messaging.js'
 import { TransactionManager } from './transaction.js'
 
 type Status = 'disconnected' | 'connecting' | 'connected' | 'disconnecting'
@@ -163,7 +164,9 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     return []
   }
 
-  const sendChecked = (batch: ProducerBatch): Promise<RecordMetadata[]> => (batch.acks === 0 ? sendWithoutAck(batch) : send(batch))
+  // a `send` span per message, its context in the message's headers (no-op unless an OpenTelemetry SDK is registered)
+  const sendChecked = (batch: ProducerBatch): Promise<RecordMetadata[]> =>
+    traceSend(batch, (traced) => (traced.acks === 0 ? sendWithoutAck(traced) : send(traced)))
 
   /**
    * Inside someone else's transaction (outbox, producer transactions): no retry, the caller owns the outcome, and
@@ -171,7 +174,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
    */
   const sendWithin = async (client: Queryable, batch: ProducerBatch): Promise<RecordMetadata[]> => {
     try {
-      return await writeDeferred(ctx, await plan(batch), client)
+      return await traceSend(batch, async (traced) => writeDeferred(ctx, await plan(traced), client))
     } catch (e) {
       throw toKafkaJSError(e, 'send')
     }

@@ -1,0 +1,165 @@
+// OpenTelemetry spans for messaging, shaped like @opentelemetry/instrumentation-kafkajs's so that a trace crosses
+// between a KafkaJS service and a pgQueue one: `send <topic>` (PRODUCER) per message with the W3C context
+// injected into its headers, `process <topic>` (CONSUMER) per handled message whose parent is the context
+// extracted from those headers, `poll <topic>` (CLIENT) around an eachBatch with a linked `process` span per
+// message, and `commit <topic>` (CLIENT, operation type settle) per offset commit.
+import type * as Api from '@opentelemetry/api'
+import type { EachBatchHandler, EachMessageHandler, IHeaders, KafkaMessage, Message, ProducerBatch } from 'kafkajs'
+import { otel } from './otel.js'
+
+export const MESSAGING_SYSTEM = 'pgqueue'
+const TRACER = 'kafkajs-pgqueue'
+
+/** Header values are strings or Buffers (a KafkaJS header may also be an array: the first value counts). */
+const headerGetter: Api.TextMapGetter<IHeaders | undefined> = {
+  get(carrier, key) {
+    if (!carrier) return undefined
+    const found = Object.keys(carrier).find((k) => k.toLowerCase() === key)
+    const value = found === undefined ? undefined : carrier[found]
+    const first = Array.isArray(value) ? value[0] : value
+    return first === undefined ? undefined : first.toString()
+  },
+  keys: (carrier) => (carrier ? Object.keys(carrier) : []),
+}
+
+function tracer(api: typeof Api): Api.Tracer {
+  return api.trace.getTracer(TRACER)
+}
+
+function keyAttribute(message: { key?: Buffer | string | null }): string | undefined {
+  return message.key === null || message.key === undefined ? undefined : message.key.toString()
+}
+
+/** Ends every span, marking them failed when `work` rejects (error.type is the error's class name, as the instrumentation does). */
+async function endAfter<T>(api: typeof Api, spans: Api.Span[], work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (err) {
+    const type = err instanceof Error ? err.constructor.name : '_OTHER'
+    for (const span of spans) {
+      span.setAttribute('error.type', type)
+      span.setStatus({ code: api.SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) })
+    }
+    throw err
+  } finally {
+    for (const span of spans) span.end()
+  }
+}
+
+/**
+ * One `send <topic>` span per message; `write` gets copies of the messages whose headers carry the span's
+ * context (the caller's objects are left as they were).
+ */
+export function traceSend<T>(batch: ProducerBatch, write: (batch: ProducerBatch) => Promise<T>): Promise<T> {
+  const api = otel()
+  if (!api) return write(batch)
+  const spans: Api.Span[] = []
+  const parent = api.context.active()
+  const topicMessages = (batch.topicMessages ?? []).map(({ topic, messages }) => ({
+    topic,
+    messages: messages.map((message: Message) => {
+      const span = tracer(api).startSpan(
+        `send ${topic}`,
+        {
+          kind: api.SpanKind.PRODUCER,
+          attributes: {
+            'messaging.system': MESSAGING_SYSTEM,
+            'messaging.destination.name': topic,
+            'messaging.operation.name': 'send',
+            'messaging.operation.type': 'send',
+            'messaging.kafka.message.key': keyAttribute(message),
+            'messaging.destination.partition.id': message.partition === undefined ? undefined : String(message.partition),
+          },
+        },
+        parent,
+      )
+      spans.push(span)
+      const headers: IHeaders = { ...message.headers }
+      api.propagation.inject(api.trace.setSpan(parent, span), headers)
+      return { ...message, headers }
+    }),
+  }))
+  return endAfter(api, spans, () => write({ ...batch, topicMessages }))
+}
+
+function consumerAttributes(topic: string, partition: number, groupId: string): Api.Attributes {
+  return {
+    'messaging.system': MESSAGING_SYSTEM,
+    'messaging.destination.name': topic,
+    'messaging.destination.partition.id': String(partition),
+    'messaging.consumer.group.name': groupId,
+  }
+}
+
+function processSpan(api: typeof Api, topic: string, partition: number, groupId: string, message: KafkaMessage): Api.SpanOptions {
+  return {
+    kind: api.SpanKind.CONSUMER,
+    attributes: {
+      ...consumerAttributes(topic, partition, groupId),
+      'messaging.operation.name': 'process',
+      'messaging.operation.type': 'process',
+      'messaging.kafka.message.key': keyAttribute(message),
+      'messaging.kafka.offset': message.offset,
+    },
+  }
+}
+
+/** eachMessage inside a `process <topic>` span, child of the producer's context found in the headers. */
+export function traceEachMessage(handler: EachMessageHandler, groupId: string): EachMessageHandler {
+  return (payload) => {
+    const api = otel()
+    if (!api) return handler(payload)
+    const { topic, partition, message } = payload
+    const parent = api.propagation.extract(api.ROOT_CONTEXT, message.headers, headerGetter)
+    const span = tracer(api).startSpan(`process ${topic}`, processSpan(api, topic, partition, groupId, message), parent)
+    return endAfter(api, [span], () => api.context.with(api.trace.setSpan(parent, span), () => handler(payload)))
+  }
+}
+
+/** eachBatch inside a `poll <topic>` span, with one `process` span per message linked to its producer's context. */
+export function traceEachBatch(handler: EachBatchHandler, groupId: string): EachBatchHandler {
+  return (payload) => {
+    const api = otel()
+    if (!api) return handler(payload)
+    const { topic, partition, messages } = payload.batch
+    const poll = tracer(api).startSpan(
+      `poll ${topic}`,
+      {
+        kind: api.SpanKind.CLIENT,
+        attributes: {
+          ...consumerAttributes(topic, partition, groupId),
+          'messaging.operation.name': 'poll',
+          'messaging.operation.type': 'receive',
+          'messaging.batch.message_count': messages.length,
+        },
+      },
+      api.ROOT_CONTEXT,
+    )
+    const inPoll = api.trace.setSpan(api.context.active(), poll)
+    const spans = [poll]
+    for (const message of messages) {
+      const producer = api.trace.getSpan(api.propagation.extract(api.ROOT_CONTEXT, message.headers, headerGetter))?.spanContext()
+      const options = { ...processSpan(api, topic, partition, groupId, message), links: producer ? [{ context: producer }] : [] }
+      spans.push(tracer(api).startSpan(`process ${topic}`, options, inPoll))
+    }
+    return endAfter(api, spans, () => api.context.with(inPoll, () => handler(payload)))
+  }
+}
+
+/** An offset commit of `groupId` as a `commit <topic>` settle span (topics joined when one commit spans several). */
+export function traceSettle<T>(groupId: string, topics: string[], commit: () => Promise<T>): Promise<T> {
+  const api = otel()
+  if (!api) return commit()
+  const names = [...new Set(topics)].sort()
+  const span = tracer(api).startSpan(`commit ${names.join(',')}`, {
+    kind: api.SpanKind.CLIENT,
+    attributes: {
+      'messaging.system': MESSAGING_SYSTEM,
+      'messaging.destination.name': names.length === 1 ? names[0] : undefined,
+      'messaging.consumer.group.name': groupId,
+      'messaging.operation.name': 'commit',
+      'messaging.operation.type': 'settle',
+    },
+  })
+  return endAfter(api, [span], () => api.context.with(api.trace.setSpan(api.context.active(), span), commit))
+}
