@@ -21,6 +21,9 @@ export interface StoredMessage {
 
 export const FLAG_NULL_VALUE = 1
 export const FLAG_NULL_KEY = 2
+/** Set on every row this library writes: its seq came from the ledger, so the ledger trigger for rows other clients
+ * (DataHub's producers) write skips it. Readers ignore it. */
+export const FLAG_FROM_LEDGER = 4
 
 // Payloads arrive as ONE bytea (sent in binary) plus each row's 1-based start and length, cut out with substring: a
 // bytea[] parameter would be sent as hex text, doubling the bytes and costing a hex encode on the client and a decode
@@ -38,7 +41,7 @@ const sql = statements((t) => {
       INSERT INTO ${t.message} (topic_id, partition_id, routing_key, enqueue_seq, priority, payload,
                                 payload_compression, headers, kafka_flags, message_key, message_timestamp)
       SELECT $1, $2, r.routing_key, seq.first_seq + r.ord - 1, r.priority, substring($8::bytea FROM r.off FOR r.len),
-             r.compression, r.headers::jsonb, r.flags, r.message_key, r.ts
+             r.compression, r.headers::jsonb, r.flags | ${FLAG_FROM_LEDGER}, r.message_key, r.ts
       FROM seq, unnest($4::text[], $5::bytea[], $6::int2[], $7::int2[], $9::int4[], $10::int4[], $11::int2[], $12::text[], $13::int8[])
              WITH ORDINALITY AS r(routing_key, message_key, flags, priority, off, len, compression, headers, ts, ord)
       WHERE NOT seq.duplicate
