@@ -124,6 +124,14 @@ describe('against a database', () => {
     expect(rest.stdout).toBe('k3\tthird\n')
   })
 
+  it('topics create failures name each failing topic and its reason (exit 1)', async () => {
+    const { code, stderr } = await cli(['topics', 'create', 'bad name!', 'cli-bad-config', '--config', 'retention.ms=abc', ...conn])
+    expect(code).toBe(1)
+    expect(stderr).toContain('error: Topic creation errors\n')
+    expect(stderr).toContain('  bad name!: INVALID_TOPIC_EXCEPTION: Invalid topic name "bad name!"')
+    expect(stderr).toMatch(/ {2}cli-bad-config: INVALID_CONFIG: .*retention\.ms/)
+  })
+
   it('produce to an unknown topic fails (exit 1) without creating it', async () => {
     const { code, stderr } = await cli(['produce', 'no-such-topic', ...conn], 'x\n')
     expect(code).toBe(1)
