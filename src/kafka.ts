@@ -35,7 +35,7 @@ export class Kafka {
   }
 
   producer(config?: ProducerConfig): PgQueueProducer {
-    return createProducer(this.context, this.rootLogger, config)
+    return createProducer(this.context, this.rootLogger, config, this.clientId)
   }
 
   consumer(config: ConsumerConfig): Consumer {
@@ -43,7 +43,7 @@ export class Kafka {
   }
 
   admin(config?: AdminConfig): Admin {
-    return createAdmin(this.context, this.rootLogger, config)
+    return createAdmin(this.context, this.rootLogger, config, this.clientId)
   }
 
   logger(): Logger {

@@ -3,6 +3,7 @@ import type { PgQueueContext } from '../client/context.js'
 import { classifyPgError, sqlState, toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSAggregateError, KafkaJSError } from '../kafkajs/errors.js'
 import { adminEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
+import { createNetworkInstrumentation, type ApiName } from '../kafkajs/networkEvents.js'
 import { createRetrier } from '../kafkajs/retry.js'
 import { alterConfigs, describeConfigs } from './configs.js'
 import { notSupported } from './errors.js'
@@ -20,9 +21,10 @@ const NO_REPLICAS = 'every partition lives in the one PostgreSQL database, there
  * Lost connections and transient conflicts (serialization failures, deadlocks) are retried with the admin's
  * `retry` options, as KafkaJS retries broker requests; everything else rejects at once.
  */
-export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: AdminConfig = {}): Admin {
+export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: AdminConfig = {}, clientId = 'kafkajs'): Admin {
   const logger = rootLogger.namespace('Admin')
   const emitter = createInstrumentationEmitter(adminEvents, { logger, clientName: 'admin' })
+  const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint)
   const retrier = createRetrier(config.retry)
   let acquired: Promise<boolean> | undefined
 
@@ -38,11 +40,11 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
     await acquired
   }
 
-  const call = <T>(op: string, fn: () => Promise<T>): Promise<T> =>
+  const call = <T>(op: string, fn: () => Promise<T>, apiName: ApiName = 'Metadata'): Promise<T> =>
     retrier<T>(async (bail) => {
       try {
         await ensureConnected()
-        return await fn()
+        return await network.as(apiName, fn)
       } catch (e) {
         const ours = e instanceof KafkaJSError || e instanceof KafkaJSAggregateError
         if (!ours && classifyPgError(e) !== 'fatal') throw toKafkaJSError(e, `admin.${op}`)
@@ -64,23 +66,23 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
       emitter.emit(adminEvents.DISCONNECT)
     },
     listTopics: () => call('listTopics', () => listTopics(ctx)),
-    createTopics: (req) => call('createTopics', () => createTopics(ctx, req)),
-    deleteTopics: (req) => call('deleteTopics', () => deleteTopics(ctx, req)),
-    createPartitions: (req) => call('createPartitions', () => createPartitions(ctx, req)),
+    createTopics: (req) => call('createTopics', () => createTopics(ctx, req), 'CreateTopics'),
+    deleteTopics: (req) => call('deleteTopics', () => deleteTopics(ctx, req), 'DeleteTopics'),
+    createPartitions: (req) => call('createPartitions', () => createPartitions(ctx, req), 'CreatePartitions'),
     fetchTopicMetadata: (req) => call('fetchTopicMetadata', () => fetchTopicMetadata(ctx, req)),
-    fetchTopicOffsets: (topic) => call('fetchTopicOffsets', () => fetchTopicOffsets(ctx, topic)),
+    fetchTopicOffsets: (topic) => call('fetchTopicOffsets', () => fetchTopicOffsets(ctx, topic), 'ListOffsets'),
     fetchTopicOffsetsByTimestamp: (topic, timestamp) =>
-      call('fetchTopicOffsetsByTimestamp', () => fetchTopicOffsetsByTimestamp(ctx, topic, timestamp)),
-    fetchOffsets: (req) => call('fetchOffsets', () => fetchOffsets(ctx, logger, req)),
-    setOffsets: (req) => call('setOffsets', () => setOffsets(ctx, logger, req)),
-    resetOffsets: (req) => call('resetOffsets', () => resetOffsets(ctx, logger, req)),
+      call('fetchTopicOffsetsByTimestamp', () => fetchTopicOffsetsByTimestamp(ctx, topic, timestamp), 'ListOffsets'),
+    fetchOffsets: (req) => call('fetchOffsets', () => fetchOffsets(ctx, logger, req), 'OffsetFetch'),
+    setOffsets: (req) => call('setOffsets', () => setOffsets(ctx, logger, req), 'OffsetCommit'),
+    resetOffsets: (req) => call('resetOffsets', () => resetOffsets(ctx, logger, req), 'OffsetCommit'),
     describeCluster: () => call('describeCluster', () => describeCluster(ctx)),
-    describeConfigs: (req) => call('describeConfigs', () => describeConfigs(ctx, req)),
-    alterConfigs: (req) => call('alterConfigs', () => alterConfigs(ctx, req)),
-    listGroups: () => call('listGroups', () => listGroups(ctx)),
-    describeGroups: (ids) => call('describeGroups', () => describeGroups(ctx, ids)),
-    deleteGroups: (ids) => call('deleteGroups', () => deleteGroups(ctx, ids)),
-    deleteTopicRecords: (req) => call('deleteTopicRecords', () => deleteTopicRecords(ctx, logger, req)),
+    describeConfigs: (req) => call('describeConfigs', () => describeConfigs(ctx, req), 'DescribeConfigs'),
+    alterConfigs: (req) => call('alterConfigs', () => alterConfigs(ctx, req), 'AlterConfigs'),
+    listGroups: () => call('listGroups', () => listGroups(ctx), 'ListGroups'),
+    describeGroups: (ids) => call('describeGroups', () => describeGroups(ctx, ids), 'DescribeGroups'),
+    deleteGroups: (ids) => call('deleteGroups', () => deleteGroups(ctx, ids), 'DeleteGroups'),
+    deleteTopicRecords: (req) => call('deleteTopicRecords', () => deleteTopicRecords(ctx, logger, req), 'DeleteRecords'),
     createAcls: () => notSupported('createAcls', NO_ACLS),
     describeAcls: () => notSupported('describeAcls', NO_ACLS),
     deleteAcls: () => notSupported('deleteAcls', NO_ACLS),

@@ -25,12 +25,18 @@ export async function fetchTopicOffsets(ctx: PgQueueContext, topic: string): Pro
   return marks.map(({ partition, high, low }) => ({ partition, offset: high, high, low }))
 }
 
-/** First offset whose timestamp is at or after `timestamp`; the high watermark when none is, or with no timestamp. */
+/**
+ * First offset whose timestamp is at or after `timestamp`; the high watermark when none is, or with no timestamp.
+ * As in Kafka's ListOffsets, -1 means the latest offset (high watermark) and -2 the earliest (low watermark).
+ */
 export async function fetchTopicOffsetsByTimestamp(ctx: PgQueueContext, topic: string, timestamp?: number): Promise<SeekEntry[]> {
   checkTopic(topic)
   const row = await requireTopic(ctx, topic)
   const marks = await partitionWatermarks(ctx, row)
-  if (timestamp === undefined || timestamp === null) return marks.map(({ partition, high }) => ({ partition, offset: high }))
+  if (timestamp === undefined || timestamp === null || Number(timestamp) === Number(LATEST)) {
+    return marks.map(({ partition, high }) => ({ partition, offset: high }))
+  }
+  if (Number(timestamp) === Number(EARLIEST)) return marks.map(({ partition, low }) => ({ partition, offset: low }))
   if (!Number.isFinite(Number(timestamp))) fail(`Invalid timestamp ${timestamp}`)
   return offsetsByTimestamp(ctx.db.pool, ctx.tables, row.id, Math.trunc(Number(timestamp)))
 }

@@ -43,3 +43,19 @@ export function progress(err: Writable & { isTTY?: boolean }, intervalMs = 1000)
 
 /** Millisecond timestamps as ISO strings for tables. */
 export const isoTime = (ms: number | null | undefined): string | null => (typeof ms === 'number' ? new Date(ms).toISOString() : null)
+
+/**
+ * An error as one `error:` line, followed by one line per inner error of an aggregate (admin.createTopics rejects
+ * with one per topic, each naming its topic and reason).
+ */
+export function errorText(err: unknown): string {
+  const e = err as { message?: string; errors?: unknown }
+  let out = `error: ${e?.message ?? String(err)}\n`
+  if (Array.isArray(e?.errors)) {
+    for (const inner of e.errors as Array<{ topic?: string; type?: string; message?: string }>) {
+      const reason = [inner?.type, inner?.message].filter(Boolean).join(': ')
+      out += `  ${inner?.topic ? `${inner.topic}: ` : ''}${reason || String(inner)}\n`
+    }
+  }
+  return out
+}

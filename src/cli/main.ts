@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { UsageError, helpText, parse, type CliIO, type Command } from './args.js'
+import { errorText } from './format.js'
 import { consumeCommand } from './commands/consume.js'
 import { deadLetterCommands } from './commands/deadLetters.js'
 import { demoCommand } from './commands/demo.js'
@@ -94,9 +95,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       io.stderr.write(`error: ${err.message}\n\n${helpText(PROG, command)}`)
       return 2
     }
-    const e = err as Error
-    io.stderr.write(`error: ${e?.message ?? String(err)}\n`)
-    if (rest.includes('--verbose') || rest.includes('-v')) io.stderr.write(`${e?.stack ?? ''}\n`)
+    io.stderr.write(errorText(err))
+    if (rest.includes('--verbose') || rest.includes('-v')) io.stderr.write(`${(err as Error)?.stack ?? ''}\n`)
     return 1
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'kafkajs'
 import type { PgQueueConfig } from '../config/types.js'
 import { resolvePoolConfig } from '../db/connection.js'
 import { Database } from '../db/database.js'
+import { endpointOf } from '../db/roundTrips.js'
 import { findPendingMigrations, migrate } from '../db/migrator.js'
 import { describePoolTimeouts } from '../db/poolErrors.js'
 import { tablesFor, type Tables } from '../db/tables.js'
@@ -37,6 +38,7 @@ export class PgQueueContext {
   private database?: Database
   private embedded?: { stop(): Promise<void> }
   private clientConfig: pg.ClientConfig = {}
+  private endpointText = 'pgqueue'
   private partitionsCheckedAt = 0
   private maintenance?: Promise<MaintenanceHandle>
   private readonly maintenanceListeners = new Set<(report: MaintenanceReport) => void>()
@@ -55,6 +57,11 @@ export class PgQueueContext {
   get db(): Database {
     if (!this.database) throw new KafkaJSNonRetriableError('Not connected: call connect() first')
     return this.database
+  }
+
+  /** host:port of the database, the "broker" of network instrumentation events ('pgqueue' before connecting). */
+  get endpoint(): string {
+    return this.endpointText
   }
 
   /**
@@ -110,6 +117,7 @@ export class PgQueueContext {
     this.clientConfig = { ...poolConfig }
     const pool = new pg.Pool(poolConfig)
     describePoolTimeouts(pool, { name: `pgQueue pool of schema "${config.schema}"`, max: config.pool.max, waitMs: config.pool.connectionTimeoutMillis })
+    this.endpointText = endpointOf(pool)
     // An idle client's error (server restart, terminated backend) must not crash the process: the pool drops it.
     pool.on('error', (err) => logger.warn('Idle PostgreSQL connection failed', { error: err.message }))
     const db = new Database(pool, this.tables, config.pool.leakTimeMinutes * 60_000, (heldMs) =>

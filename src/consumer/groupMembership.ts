@@ -7,6 +7,7 @@ import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { readGeneration, writeGeneration, type GenerationRow } from '../store/groupGeneration.js'
+import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { acquireLeases, releaseLeases, type PartitionRef } from '../store/leases.js'
 import { announceMembershipChange, heartbeat, leaveGroup, type MemberRow } from '../store/members.js'
 import { claimStartPositions, type StartPosition } from '../store/offsets.js'
@@ -30,6 +31,8 @@ export interface MembershipOptions {
   /** the configured partitionAssigners, in preference order */
   assigners: readonly Assigner[]
   emitter: InstrumentationEmitter<typeof consumerEvents>
+  /** names the round trips of a heartbeat (consumer.network.* events) */
+  network: NetworkInstrumentation
   logger: Logger
   /** commits what was processed on partitions about to be handed to another member */
   beforeRevoke: (states: PartitionState[]) => Promise<void>
@@ -75,6 +78,7 @@ export class GroupMembership implements LocalGroupMember {
   private offered?: Array<{ name: string; metadata: Buffer }>
   private serial: Promise<unknown> = Promise.resolve()
   private readonly now: () => number
+  private sharedBeat?: Promise<void>
 
   constructor(private readonly o: MembershipOptions) {
     const uuid = randomUUID()
@@ -138,10 +142,14 @@ export class GroupMembership implements LocalGroupMember {
 
   /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never rebalance. */
   heartbeatIfDue(): Promise<void> {
-    return this.serialized(async () => {
+    // concurrent callers share the one in flight, as KafkaJS's heartbeat does
+    this.sharedBeat ??= this.serialized(async () => {
       if (this.now() - this.lastBeat < this.o.heartbeatInterval) return
       await this.beat(false)
+    }).finally(() => {
+      this.sharedBeat = undefined
     })
+    return this.sharedBeat
   }
 
   async leave(): Promise<void> {
@@ -165,7 +173,11 @@ export class GroupMembership implements LocalGroupMember {
     })
   }
 
-  private async beat(mayRebalance: boolean): Promise<void> {
+  private beat(mayRebalance: boolean): Promise<void> {
+    return this.o.network.as('Heartbeat', () => this.beatOnce(mayRebalance))
+  }
+
+  private async beatOnce(mayRebalance: boolean): Promise<void> {
     const { ctx, groupId, emitter } = this.o
     const started = this.now()
     const db = ctx.db

@@ -13,6 +13,7 @@ import { describeGroup } from '../admin/groups.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { consumerEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
+import { createNetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { validateTopicName } from '../kafkajs/messageValidation.js'
 import { newTopicFromDefaults } from '../producer/index.js'
@@ -36,6 +37,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   const { groupId } = settings
   const logger = rootLogger.namespace('Consumer')
   const emitter = createInstrumentationEmitter(consumerEvents, { logger, clientName: 'consumer' })
+  const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint)
   const subscriptions = new Map<string, Subscription>()
   const paused = new PauseRegistry()
   const observers = new Set<BatchObserver>()
@@ -61,6 +63,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       subscriptions,
       assigners: createAssigners(config.partitionAssigners, { cluster, groupId, logger }),
       emitter,
+      network,
       logger,
       beforeRevoke: (states) => offsets.commitIfAuto(states),
       resetStart: (topicId, partition, offset) => offsets.commitReset(topicId, partition, offset),
@@ -69,7 +72,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     const autoCommitInterval = run.autoCommitInterval ?? null
     const autoCommitThreshold = run.autoCommitThreshold ?? null
     const offsets: OffsetManager = new OffsetManager({
-      writer: storeOffsetWriter(ctx, groupId, m),
+      writer: storeOffsetWriter(ctx, groupId, m, network),
       owner: m,
       groupId,
       autoCommit,
@@ -79,7 +82,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       logger,
     })
     const fetcher = new FetchManager({
-      source: storeFetchSource(ctx, groupId, m),
+      source: storeFetchSource(ctx, groupId, m, network),
       offsets,
       emitter,
       logger,

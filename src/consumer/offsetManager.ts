@@ -232,7 +232,10 @@ export class OffsetManager {
         groupId,
         memberId: owner.memberId,
         groupGenerationId: owner.generation,
-        topics: groupByTopic(rows.map((r) => ({ topic: owner.topicName(r.topicId) ?? r.topicId, partition: r.partition, offset: r.offset }))),
+        // KafkaJS builds this list from object keys, so its partitions are strings
+        topics: groupByTopic(rows.map((r) => ({ topic: owner.topicName(r.topicId) ?? r.topicId, partition: r.partition, offset: r.offset }))).map(
+          ({ topic, partitions }) => ({ topic, partitions: partitions.map((p) => ({ ...p, partition: String(p.partition) })) }),
+        ),
       })
     }
     return rows

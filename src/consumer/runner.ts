@@ -35,6 +35,9 @@ export interface RunnerOptions {
   observers?: ReadonlySet<BatchObserver>
 }
 
+
+/** Shortest idle sleep between empty fetch rounds. */
+const MIN_IDLE_MS = 5
 /**
  * The consume loop, orchestration only: between rounds the member heartbeats (and rebalances), the fetch manager
  * fetches a round and runs its batches through eachMessage / eachBatch, the offset manager commits. When there is
@@ -135,7 +138,8 @@ export class Runner {
     // without a live LISTEN connection, poll at DataHub's empty-poll pace instead
     const wait = ctx.wakeups.listening ? maxWaitTimeInMs : Math.min(maxWaitTimeInMs, ctx.config.consumerPoll.emptyPollSleepMs)
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, Math.min(wait, membership.nextDueIn()))
+      // a floor, so heartbeatInterval/maxWaitTimeInMs 0 (valid in KafkaJS) poll often without spinning on the database
+      const timer = setTimeout(done, Math.max(MIN_IDLE_MS, Math.min(wait, membership.nextDueIn())))
       function done() {
         clearTimeout(timer)
         resolve()

@@ -1,4 +1,5 @@
 import type { PgQueueContext } from '../client/context.js'
+import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { fetchPartitions } from '../store/fetch.js'
 import { commitOffsets } from '../store/offsets.js'
 import { topicWatermarks } from '../store/topics.js'
@@ -12,22 +13,27 @@ export interface MemberFence {
 }
 
 /** The fetch manager's rows, from the store, fenced by this member's leases in the current generation. */
-export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: MemberFence): FetchSource {
+export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): FetchSource {
   return {
     fetch: (partitions, limit, bulk) =>
-      fetchPartitions(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
+      network.as('Fetch', () =>
+        fetchPartitions(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
+      ),
     watermarks: async (topicId, partition) => {
-      const marks = (await topicWatermarks(ctx.db.pool, ctx.tables, topicId)).find((w) => w.partition === partition)
+      const all = await network.as('ListOffsets', () => topicWatermarks(ctx.db.pool, ctx.tables, topicId))
+      const marks = all.find((w) => w.partition === partition)
       return { low: BigInt(marks?.low ?? '0'), high: BigInt(marks?.high ?? '0') }
     },
   }
 }
 
 /** The offset manager's writes, to the store, fenced by this member's live partition leases of its generation. */
-export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence): OffsetWriter {
+export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): OffsetWriter {
   return {
     write: (commits, { exact, durable }) =>
-      commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
+      network.as('OffsetCommit', () =>
+        commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
+      ),
     topicIds: async (topics) => new Map([...(await ctx.topics.get(ctx.db, topics))].map(([name, row]) => [name, row.id])),
   }
 }

@@ -22,8 +22,11 @@ export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings
   validateGroupId(config.groupId)
   const sessionTimeout = config.sessionTimeout ?? 30_000
   const heartbeatInterval = config.heartbeatInterval ?? 3_000
+  // KafkaJS accepts 0 for both intervals (heartbeat every round, fetch without waiting); sessionTimeout must be > 0
   for (const [name, value] of Object.entries({ sessionTimeout, heartbeatInterval, maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000 })) {
-    if (!Number.isFinite(value) || value <= 0) fail(`Consumer ${name} must be a positive number, received ${value}`)
+    if (!Number.isFinite(value) || value < 0 || (name === 'sessionTimeout' && value === 0)) {
+      fail(`Consumer ${name} must be a non-negative number, received ${value}`)
+    }
   }
   if (heartbeatInterval >= sessionTimeout) {
     fail(

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { observed } from './roundTrips.js'
 import type { Tables } from './tables.js'
 
 /** A statement with a stable name, so node-postgres prepares it once per connection. */
@@ -77,5 +78,5 @@ export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
   stmt: Statement,
   values: unknown[] = [],
 ): Promise<pg.QueryResult<R>> {
-  return db.query<R>({ name: stmt.name, text: stmt.text, values })
+  return observed(db, stmt.text, values, () => db.query<R>({ name: stmt.name, text: stmt.text, values }))
 }

@@ -1,3 +1,4 @@
+import type pg from 'pg'
 // Consumer lag and DataHub's offset reset. Lag is measured against the sequence ledger's high watermark
 // (next_seq - 1), not MAX(seq) of stored rows as DataHub does: retention may empty a partition without the log end
 // moving back, so an empty partition is neither "lagging" nor falsely STUCK_AHEAD, and can be reset.
@@ -118,6 +119,8 @@ export interface ResetRequest {
   partition?: number
   /** default true: only cells whose offset is past the high watermark */
   onlyStuckAhead?: boolean
+  /** compute exactly what would be reset (the statement runs and is rolled back), change nothing */
+  dryRun?: boolean
 }
 
 export interface OffsetReset {
@@ -151,15 +154,31 @@ export async function resetOffsets(ctx: PgQueueContext, req: ResetRequest = {}):
   }
   await requireTopicName(ctx, topic)
   await seedMissingLedgers(ctx)
-  const cells = await resetOffsetsToHigh(ctx.db.pool, ctx.tables, {
+  const filter = {
     group: group ?? null,
     topic: topic ?? null,
     partition: partition ?? null,
     onlyStuckAhead,
     fillMissing: group !== undefined && topic !== undefined && !onlyStuckAhead,
-  })
+  }
+  const cells = req.dryRun
+    ? await rolledBack(ctx, (client) => resetOffsetsToHigh(client, ctx.tables, filter))
+    : await resetOffsetsToHigh(ctx.db.pool, ctx.tables, filter)
   const resets = cells.map((c) => ({ ...c, high: c.newOffset }))
   const log = ctx.logger.namespace('Operations')
-  for (const r of resets) log.warn('Consumer offset reset to the high watermark', { ...r })
+  if (!req.dryRun) for (const r of resets) log.warn('Consumer offset reset to the high watermark', { ...r })
   return { partitionsUpdated: resets.length, resets }
+}
+
+/** Runs fn in a transaction that is always rolled back: a statement's exact effect, without keeping it. */
+async function rolledBack<T>(ctx: PgQueueContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await ctx.db.checkout()
+  let broken = false
+  try {
+    await client.query('BEGIN')
+    return await fn(client)
+  } finally {
+    await client.query('ROLLBACK').catch(() => (broken = true))
+    client.release(broken || undefined)
+  }
 }

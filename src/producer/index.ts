@@ -8,6 +8,7 @@ import { toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
 import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
+import { createNetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { defaultPartitioner } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { createRetrier } from '../kafkajs/retry.js'
@@ -48,10 +49,11 @@ export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numParti
 
 const recordAsBatch = (r: ProducerRecord): ProducerBatch => ({ acks: r.acks, timeout: r.timeout, compression: r.compression, topicMessages: [r] })
 
-export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: ProducerConfig = {}): PgQueueProducer {
+export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: ProducerConfig = {}, clientId = 'kafkajs'): PgQueueProducer {
   validateTransactionalId(config.transactionalId)
   const logger = rootLogger.namespace('Producer')
   const emitter = createInstrumentationEmitter(producerEvents, { logger, clientName: 'producer' })
+  const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint)
   const idempotent = config.idempotent ?? false
   const retry = config.retry ?? { retries: idempotent ? Number.MAX_SAFE_INTEGER : 5 }
   // KafkaJS's check, at kafka.producer() (an unset `retries` passes, as there)
@@ -98,12 +100,12 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       messages: b.messages,
       originals: topicMessages[i].messages as Message[],
     }))
-    const planned = await planSend(ctx, batches, {
+    const planned = await network.as('Metadata', () => planSend(ctx, batches, {
       partitioner,
       compression: payloadCompressionFor(compression, ctx.config.payloadCompression),
       autoCreate: allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined,
       metadataMaxAge,
-    })
+    }))
     if (idempotent) {
       for (const p of planned) {
         const key = `${p.topic.id}:${p.partition}`
@@ -126,7 +128,8 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       retrier(async (bail) => {
         try {
           planned ??= await plan(batch)
-          return await writePlan(ctx, planned)
+          const ready = planned
+          return await network.as('Produce', () => writePlan(ctx, ready))
         } catch (e) {
           const err = toKafkaJSError(e, 'send')
           if (!err.retriable) bail(err)
@@ -174,7 +177,10 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
    */
   const sendWithin = async (client: Queryable, batch: ProducerBatch): Promise<RecordMetadata[]> => {
     try {
-      return await traceSend(batch, async (traced) => writeDeferred(ctx, await plan(traced), client))
+      return await traceSend(batch, async (traced) => {
+        const planned = await plan(traced)
+        return network.as('Produce', () => writeDeferred(ctx, planned, client))
+      })
     } catch (e) {
       throw toKafkaJSError(e, 'send')
     }
@@ -190,7 +196,9 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     }
   }
 
-  const transactions = new TransactionManager(ctx, config.transactionalId, logger, (client, batch) => tracked(() => sendWithin(client, batch)))
+  const transactions = new TransactionManager(ctx, config.transactionalId, logger, network, (client, batch) =>
+    tracked(() => sendWithin(client, batch)),
+  )
 
   const producer: PgQueueProducer = {
     connect: async () => {

@@ -2,8 +2,10 @@ import type { Logger, Offsets, ProducerBatch, RecordMetadata, Transaction } from
 import type pg from 'pg'
 import type { PgQueueContext } from '../client/context.js'
 import { toKafkaJSError } from '../db/pgErrors.js'
+import { observed } from '../db/roundTrips.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
+import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { hasLocalMember, localMemberHolding } from '../client/groupMembers.js'
 import { lockHeldLeases, type PartitionRef } from '../store/leases.js'
@@ -35,6 +37,7 @@ export class TransactionManager {
     private readonly ctx: PgQueueContext,
     private readonly transactionalId: string | undefined,
     private readonly logger: Logger,
+    private readonly network: NetworkInstrumentation,
     private readonly sendWithin: SendWithin,
   ) {}
 
@@ -50,7 +53,7 @@ export class TransactionManager {
     let client: pg.PoolClient
     try {
       if (this.epoch === undefined) {
-        const taken = await bumpProducerEpoch(db.pool, db.tables, id)
+        const taken = await this.network.as('InitProducerId', () => bumpProducerEpoch(db.pool, db.tables, id))
         if (taken.aborted) this.logger.warn('Aborted the open transaction of an older producer with this transactional id', { transactionalId: id })
         this.epoch = taken.epoch
       }
@@ -89,7 +92,8 @@ export class TransactionManager {
           this.logger.error('Transaction refused: its consumer no longer holds the partitions of its offsets', { transactionalId: id })
           throw protocolError('ILLEGAL_GENERATION')
         }
-        await client.query(commit ? 'COMMIT' : 'ROLLBACK')
+        const verb = commit ? 'COMMIT' : 'ROLLBACK'
+        await this.network.as('EndTxn', () => observed(client, verb, [], () => client.query(verb)))
       } catch (e) {
         broken = !(e as { type?: string }).type
         if (!commit) return
@@ -129,11 +133,13 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         const owner = member ? { group: consumerGroupId, lockOwner: member.lockOwner, generation: member.generation } : null
-        const done = await commitOffsets(client, db.tables, consumerGroupId, commits, {
-          lockOwner: owner?.lockOwner ?? null,
-          generation: owner?.generation,
-          exact: true,
-        })
+        const done = await this.network.as('TxnOffsetCommit', () =>
+          commitOffsets(client, db.tables, consumerGroupId, commits, {
+            lockOwner: owner?.lockOwner ?? null,
+            generation: owner?.generation,
+            exact: true,
+          }),
+        )
         if (done.length < commits.length) {
           state.fenced = true
           throw protocolError('ILLEGAL_GENERATION')

@@ -9,6 +9,7 @@ import { parseAvro, parseSchemaJson } from './avro.js'
 import { canonicalAvroText, schemaHash } from './canonical.js'
 import { invalidSchema } from './errors.js'
 import type { SchemaReference } from './types.js'
+import { isStorableText } from '../db/text.js'
 
 /** A validated submission, ready to store or compare. */
 export interface PreparedSchema {
@@ -92,12 +93,14 @@ function validateInput(input: unknown): { schema: string; references: SchemaRefe
   }
   if (type !== 'AVRO') throw invalidSchema(`Invalid schema type ${JSON.stringify(type)}: only AVRO is supported`)
   if (typeof schema !== 'string' || schema.trim() === '') throw invalidSchema('Invalid schema: "schema" must be a non-empty string')
+  if (!isStorableText(schema)) throw invalidSchema('Invalid schema: it must be well-formed Unicode without NUL characters')
   if (references !== undefined && references !== null && !Array.isArray(references)) {
     throw invalidSchema('Invalid schema: "references" must be an array')
   }
   const refs = ((references as unknown[] | null | undefined) ?? []).map((r, i) => {
     const { name, subject, version } = (r ?? {}) as Record<string, unknown>
     if (typeof name !== 'string' || name === '' || typeof subject !== 'string' || subject === '' ||
+        !isStorableText(name) || !isStorableText(subject) ||
         !Number.isInteger(version) || (version as number) < 1 || (version as number) > INT32_MAX) {
       throw invalidSchema(`Invalid schema: reference ${i} needs a name, a subject and a version from 1 to ${INT32_MAX}`)
     }

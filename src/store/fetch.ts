@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { Queryable } from '../db/database.js'
+import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
@@ -136,10 +137,13 @@ export async function fetchPartitions(
 }
 
 async function copyFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
-  const copy = new CopyOut(copyText(t, fence, partitions, limit), partitions.length)
+  const text = copyText(t, fence, partitions, limit)
+  const copy = new CopyOut(text, partitions.length)
   // a pool answers through copy.callback (and returns a promise); a client runs the submittable as it is
-  const running = (db.query as (q: unknown) => unknown)(copy)
-  await (running instanceof Promise ? running : copy.done)
+  await observed(db, text, [], async () => {
+    const running = (db.query as (q: unknown) => unknown)(copy)
+    await (running instanceof Promise ? running : copy.done)
+  })
   return copy.out
 }
 
@@ -151,21 +155,18 @@ const RAW_TEXT = { getTypeParser: () => (value: string) => value }
 
 async function selectFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
   const stmt = sql(t).fetch
-  const res = await db.query<RawRow>({
-    name: stmt.name,
-    text: stmt.text,
-    values: [
-      partitions.map((p) => p.topicId),
-      partitions.map((p) => p.partition),
-      partitions.flatMap((p) => p.positions.map(String)),
-      limit,
-      fence.group,
-      fence.lockOwner,
-      fence.generation,
-    ],
-    rowMode: 'array',
-    types: RAW_TEXT,
-  })
+  const values = [
+    partitions.map((p) => p.topicId),
+    partitions.map((p) => p.partition),
+    partitions.flatMap((p) => p.positions.map(String)),
+    limit,
+    fence.group,
+    fence.lockOwner,
+    fence.generation,
+  ]
+  const res = await observed(db, stmt.text, values, () =>
+    db.query<RawRow>({ name: stmt.name, text: stmt.text, values, rowMode: 'array', types: RAW_TEXT }),
+  )
   const out: Array<FetchedPartition | null> = partitions.map(() => null)
   for (const r of res.rows) {
     const entry = (out[Number(r[0]) - 1] ??= { highWatermark: r[1]!, rows: [] })

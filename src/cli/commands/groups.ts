@@ -93,33 +93,59 @@ const lag: Command = {
 
 const reset: Command = {
   name: 'groups reset-offsets',
-  summary: 'move committed offsets to the high watermark (DataHub semantics: STUCK_AHEAD ones by default)',
+  summary: 'move committed offsets to the high watermark: a dry run unless --execute (STUCK_AHEAD ones by default)',
   description:
     'Sets committed offsets to the high watermark (the log end), epoch 0. By default only STUCK_AHEAD offsets (past the\n' +
     'log end) are touched; --all-partitions resets every offset of the group on the topic, including partitions it\n' +
-    'never committed. Consumers already holding a partition pick the new offset up when they next take it.',
+    'never committed. As kafka-consumer-groups does, it only shows what would change unless --execute is given, needs\n' +
+    '--group or --all-groups, and refuses a group that has live members (stop its consumers first).',
   options: {
     ...COMMON,
-    group: { type: 'string', short: 'g', value: 'group', help: 'only this group' },
+    group: { type: 'string', short: 'g', value: 'group', help: 'this group' },
+    'all-groups': { type: 'boolean', help: 'every group (instead of --group)' },
     topic: { type: 'string', short: 't', value: 'topic', help: 'only this topic' },
     partition: { type: 'string', value: 'n', help: 'only this partition (needs --topic)' },
     'all-partitions': { type: 'boolean', help: 'not only STUCK_AHEAD offsets (needs --group and --topic)' },
+    'dry-run': { type: 'boolean', help: 'show what would be reset, change nothing (the default)' },
+    execute: { type: 'boolean', help: 'apply the reset' },
   },
-  examples: ['kafkajs-pgqueue groups reset-offsets', 'kafkajs-pgqueue groups reset-offsets --group my-service --topic orders --all-partitions'],
+  examples: [
+    'kafkajs-pgqueue groups reset-offsets --all-groups',
+    'kafkajs-pgqueue groups reset-offsets --group my-service --topic orders --all-partitions --execute',
+  ],
   async run(p, io) {
     positionals(p, [])
     const group = str(p, 'group')
     const topic = str(p, 'topic')
     const partition = int(p, 'partition', { min: 0 })
     const all = flag(p, 'all-partitions')
+    const execute = flag(p, 'execute')
     if (partition !== undefined && topic === undefined) throw new UsageError('--partition needs --topic')
     if (all && (group === undefined || topic === undefined)) throw new UsageError('--all-partitions needs --group and --topic')
-    const result = await withKafka(p, io, ({ ctx }) => resetOffsets(ctx, { group, topic, partition, onlyStuckAhead: !all }))
-    if (flag(p, 'json')) return writeJson(io.stdout, result)
+    if (execute && flag(p, 'dry-run')) throw new UsageError('--dry-run and --execute exclude each other')
+    if (group !== undefined && flag(p, 'all-groups')) throw new UsageError('--group and --all-groups exclude each other')
+    if (group === undefined && !flag(p, 'all-groups')) throw new UsageError('name a group with --group, or pass --all-groups')
+    const req = { group, topic, partition, onlyStuckAhead: !all }
+    const outcome = await withKafka(p, io, async ({ admin, ctx }) => {
+      const preview = await resetOffsets(ctx, { ...req, dryRun: true })
+      const groups = [...new Set(preview.resets.map((r) => r.group))]
+      const described = groups.length > 0 ? (await admin.describeGroups(groups)).groups : []
+      const running = described.filter((g) => g.members.length > 0)
+      if (running.length > 0) return { running }
+      return { result: execute ? await resetOffsets(ctx, req) : preview }
+    })
+    if ('running' in outcome) {
+      const names = outcome.running!.map((g) => `"${g.groupId}" (${g.state}, ${g.members.length} live member(s))`).join(', ')
+      io.stderr.write(`Refusing to reset offsets of running group(s) ${names}: stop their consumers first\n`)
+      return 1
+    }
+    const result = outcome.result!
+    if (flag(p, 'json')) return writeJson(io.stdout, { ...result, dryRun: !execute })
     if (result.partitionsUpdated === 0) return void io.stdout.write('Nothing to reset\n')
     const rows = result.resets.map((r) => [r.group, r.topic, r.partition, r.previousOffset === null ? null : Number(r.previousOffset), Number(r.newOffset)])
     io.stdout.write(table(['group', 'topic', 'partition', 'previous', 'new'], rows))
-    io.stderr.write(`Reset ${result.partitionsUpdated} offset(s)\n`)
+    if (execute) io.stderr.write(`Reset ${result.partitionsUpdated} offset(s)\n`)
+    else io.stderr.write(`Dry run: ${result.partitionsUpdated} offset(s) would be reset; run again with --execute to apply\n`)
   },
 }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isStorableText } from '../../db/text.js'
 import { KafkaJSError } from '../../kafkajs/errors.js'
 import { validateGroupId } from '../../kafkajs/messageValidation.js'
 import { OpsError, badRequest } from '../errors.js'
@@ -100,6 +101,6 @@ export function optionalTopic(value: unknown, name: string): string | undefined 
   const topic = optionalString(value, name)
   if (topic === undefined) return undefined
   if (topic.length > MAX_TOPIC_LENGTH) badRequest(`${name} must be at most ${MAX_TOPIC_LENGTH} characters, got ${topic.length}`)
-  if (topic.includes('\0') || !topic.isWellFormed()) badRequest(`${name} must be well-formed Unicode without NUL characters`)
+  if (!isStorableText(topic)) badRequest(`${name} must be well-formed Unicode without NUL characters`)
   return topic
 }

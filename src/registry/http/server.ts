@@ -4,6 +4,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { PgSchemaRegistry } from '../registry.js'
 import type { RegistryBackend } from '../backend.js'
+import { isStorableText } from '../../db/text.js'
+import { invalidSchema } from '../errors.js'
 import { errorReply, readJsonBody, send } from './io.js'
 import { registryRoutes } from './routes.js'
 import type { Router } from './router.js'
@@ -63,6 +65,9 @@ export function createSchemaRegistryServer(options: SchemaRegistryServerOptions)
         return send(res, { status: 405, json: { error_code: 405, message: 'HTTP 405 Method Not Allowed' } })
       }
       const query = new URL(req.url ?? '/', 'http://registry').searchParams
+      // a subject (or prefix) PostgreSQL cannot store cannot exist: refuse it before any SQL
+      const texts = [...Object.values(match.params), ...query.values()]
+      if (!texts.every(isStorableText)) throw invalidSchema('Invalid subject or parameter: it must be well-formed Unicode without NUL characters')
       send(res, await match.handler({ params: match.params, query, body: () => readJsonBody(req) }))
     } catch (err) {
       const { reply, internal } = errorReply(err, schema)

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
-import { useTestSchema } from '../../helpers/db.js'
+import { Kafka } from '../../../src/kafka.js'
+import { logLevel } from '../../../src/kafkajs/exports.js'
+import { useTestSchema, waitFor } from '../../helpers/db.js'
 
 const db = useTestSchema('cli')
 const children = new Set<ReturnType<typeof spawn>>()
@@ -122,6 +124,14 @@ describe('against a database', () => {
     expect(rest.stdout).toBe('k3\tthird\n')
   })
 
+  it('topics create failures name each failing topic and its reason (exit 1)', async () => {
+    const { code, stderr } = await cli(['topics', 'create', 'bad name!', 'cli-bad-config', '--config', 'retention.ms=abc', ...conn])
+    expect(code).toBe(1)
+    expect(stderr).toContain('error: Topic creation errors\n')
+    expect(stderr).toContain('  bad name!: INVALID_TOPIC_EXCEPTION: Invalid topic name "bad name!"')
+    expect(stderr).toMatch(/ {2}cli-bad-config: INVALID_CONFIG: .*retention\.ms/)
+  })
+
   it('produce to an unknown topic fails (exit 1) without creating it', async () => {
     const { code, stderr } = await cli(['produce', 'no-such-topic', ...conn], 'x\n')
     expect(code).toBe(1)
@@ -129,17 +139,53 @@ describe('against a database', () => {
     expect(JSON.parse((await cli(['topics', 'list', '--json', ...conn])).stdout).map((t: { name: string }) => t.name)).toEqual([topic])
   })
 
-  it('groups lag shows STUCK_AHEAD and reset-offsets fixes it', async () => {
+  it('groups lag shows STUCK_AHEAD; reset-offsets is a dry run until --execute and needs a group or --all-groups', async () => {
+    const offset = async (group: string) =>
+      (await db.pool.query(`SELECT offset_value::int AS o FROM ${db.schema}.metadata_queue_consumer_offset WHERE consumer_group = $1`, [group]))
+        .rows[0]?.o
     await db.pool.query(`UPDATE ${db.schema}.metadata_queue_consumer_offset SET offset_value = 42 WHERE consumer_group = 'cli-group'`)
     const lag = await cli(['groups', 'lag', '--detailed', '--group', 'cli-group', ...conn])
     expect(lag.code).toBe(0)
     expect(lag.stdout).toMatch(/cli-group\s+cli-orders\s+0\s+42\s+3\s+0\s+STUCK_AHEAD/)
-    const reset = await cli(['groups', 'reset-offsets', '--json', ...conn])
+
+    const bare = await cli(['groups', 'reset-offsets', ...conn])
+    expect(bare.code).toBe(2)
+    expect(bare.stderr).toContain('name a group with --group, or pass --all-groups')
+    const cell = { group: 'cli-group', topic, partition: 0, previousOffset: '42', newOffset: '3', high: '3' }
+    const dry = await cli(['groups', 'reset-offsets', '--all-groups', '--json', ...conn])
+    expect(dry.code).toBe(0)
+    expect(JSON.parse(dry.stdout)).toEqual({ partitionsUpdated: 1, resets: [cell], dryRun: true })
+    expect(await offset('cli-group')).toBe(42)
+    const text = await cli(['groups', 'reset-offsets', '--group', 'cli-group', ...conn])
+    expect(text.stderr).toContain('Dry run: 1 offset(s) would be reset; run again with --execute to apply')
+    expect(await offset('cli-group')).toBe(42)
+
+    const reset = await cli(['groups', 'reset-offsets', '--group', 'cli-group', '--execute', '--json', ...conn])
     expect(reset.code).toBe(0)
-    expect(JSON.parse(reset.stdout)).toEqual({
-      partitionsUpdated: 1,
-      resets: [{ group: 'cli-group', topic, partition: 0, previousOffset: '42', newOffset: '3', high: '3' }],
-    })
+    expect(JSON.parse(reset.stdout)).toEqual({ partitionsUpdated: 1, resets: [cell], dryRun: false })
+    expect(await offset('cli-group')).toBe(3)
+  })
+
+  it('groups reset-offsets refuses a group that has live members, dry run or not (exit 1)', async () => {
+    const kafka = new Kafka({ clientId: 'cli-test', logLevel: logLevel.NOTHING, pgqueue: db.options })
+    const consumer = kafka.consumer({ groupId: 'cli-running', sessionTimeout: 6000, heartbeatInterval: 500, maxWaitTimeInMs: 200 })
+    await consumer.connect()
+    try {
+      let seen = 0
+      await consumer.subscribe({ topic, fromBeginning: true })
+      await consumer.run({ eachMessage: async () => void seen++ })
+      await waitFor(() => seen === 3, { timeout: 20_000 })
+      await db.pool.query(`UPDATE ${db.schema}.metadata_queue_consumer_offset SET offset_value = 42 WHERE consumer_group = 'cli-running'`)
+      for (const extra of [[], ['--execute']]) {
+        const { code, stderr } = await cli(['groups', 'reset-offsets', '--all-groups', ...extra, ...conn])
+        expect(code).toBe(1)
+        expect(stderr).toMatch(/Refusing to reset offsets of running group\(s\) "cli-running" \(\w+, 1 live member\(s\)\)/)
+      }
+      const { rows } = await db.pool.query(`SELECT offset_value::int AS o FROM ${db.schema}.metadata_queue_consumer_offset WHERE consumer_group = 'cli-running'`)
+      expect(rows).toEqual([{ o: 42 }])
+    } finally {
+      await consumer.disconnect()
+    }
   })
 
   it('serve answers /health until it is told to stop', async () => {

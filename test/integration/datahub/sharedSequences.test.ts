@@ -9,6 +9,8 @@ import { useSharingFixture, type Writer } from './sharing.js'
 const f = useSharingFixture('dh_seq')
 // 4 + 4 writers as in the issue; DATAHUB_SCENARIO_COUNT=2000 reproduces its full size
 const PER_WRITER = Number(process.env.DATAHUB_SCENARIO_COUNT ?? 400)
+// DataHub's enqueues all wait for the topic row its per-enqueue upsert locks (reference §11 bug 5): ~20 ms each here
+const WRITE_TIMEOUT_MS = Math.max(120_000, PER_WRITER * 4 * 40)
 
 describe('DataHub and library writers on one topic', () => {
   it('never reuse a sequence number and leave no gap; fresh groups of both families read every row', async () => {
@@ -19,7 +21,7 @@ describe('DataHub and library writers on one topic', () => {
       writers.push({ family: 'datahub', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
       writers.push({ family: 'ours', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
     }
-    await f.writeConcurrently(writers)
+    await f.writeConcurrently(writers, WRITE_TIMEOUT_MS)
     const total = 8 * PER_WRITER
     const topicId = await f.topicId(topic)
 
@@ -44,5 +46,5 @@ describe('DataHub and library writers on one topic', () => {
 
     const ours = await f.consumeOurs(topic, total, { timeoutMs: 30_000, allowFewer: true })
     expect(new Set(ours.map((m) => m.value)).size, 'distinct rows a fresh group of ours received').toBe(total)
-  }, 240_000)
+  }, WRITE_TIMEOUT_MS + 120_000)
 })

@@ -14,7 +14,7 @@ export interface SharingFixture extends TestKafka {
   /** DataHub's client on this schema (its own pool) */
   dataHub(): DataHubQueue
   /** child-process writers, started together once all are ready; resolves when all are done */
-  writeConcurrently(writers: Writer[]): Promise<void>
+  writeConcurrently(writers: Writer[], timeoutMs?: number): Promise<void>
   /** a DataHub consumer process polling `group` (prints `m <partition> <seq> <payload> <mime>`) */
   dataHubConsumer(topic: string, group: string, env?: Record<string, string>): Child
   /** consumes `topic` with a new consumer of ours until `count` messages arrived; returns them */
@@ -63,7 +63,7 @@ export function useSharingFixture(label: string): SharingFixture {
     async topicId(topic) {
       return (await sql<{ id: string }>(`SELECT id::text FROM ${tables.topic} WHERE topic_name = $1`, [topic]))[0].id
     },
-    async writeConcurrently(writers) {
+    async writeConcurrently(writers, timeoutMs = 120_000) {
       const children = writers.map((w) =>
         w.family === 'datahub'
           ? spawnFixture('../datahub-client/worker.ts', { ...env(), ROLE: 'produce', TOPIC: w.topic, COUNT: String(w.count), BATCH: String(w.batch), ID: w.id })
@@ -71,7 +71,7 @@ export function useSharingFixture(label: string): SharingFixture {
       )
       await Promise.all(children.map((c) => c.waitForLine((l) => l === 'ready' || l.startsWith('fatal'))))
       for (const c of children) c.proc.kill('SIGUSR1')
-      const ends = await Promise.all(children.map((c) => c.waitForLine((l) => l.startsWith('done') || l.startsWith('fatal'), 120_000)))
+      const ends = await Promise.all(children.map((c) => c.waitForLine((l) => l.startsWith('done') || l.startsWith('fatal'), timeoutMs)))
       const failed = ends.filter((l) => l.startsWith('fatal'))
       if (failed.length > 0) throw new Error(`writers failed: ${failed.join(' | ')}`)
       await Promise.all(children.map((c) => c.exited))

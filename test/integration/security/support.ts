@@ -15,6 +15,8 @@ export function raw(
   { headers = {}, body }: { headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<RawReply> {
   const u = new URL(url)
+  // a body goes with its length, whatever the method (a GET body without one would be parsed as the next request)
+  if (body !== undefined) headers = { 'content-length': String(Buffer.byteLength(body)), ...headers }
   return new Promise((resolve, reject) => {
     const req = request(
       { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: u.port, method, path: `${u.pathname}${u.search}`, headers, timeout: 20_000 },
