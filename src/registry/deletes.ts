@@ -1,5 +1,6 @@
-// Soft and permanent deletes with Confluent's rules: a permanent delete needs a soft delete first, and nothing
-// that a live schema references may be deleted.
+// Soft and permanent deletes with Confluent's rules: a permanent delete needs a soft delete first; nothing that a
+// live schema references may be soft-deleted, and nothing that any version references (soft-deleted ones included,
+// whose ids still resolve) may be deleted permanently.
 import type { Database } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { deleteCompatibility } from '../store/registryConfig.js'
@@ -23,7 +24,7 @@ export async function deleteSubject(db: Database, t: Tables, subject: string, pe
     if (permanent && live.length > 0) throw subjectNotSoftDeleted(subject)
     const targets = permanent ? all : live
     for (const v of targets) {
-      const users = await schemasReferencing(client, t, subject, [v.version])
+      const users = await schemasReferencing(client, t, subject, [v.version], permanent)
       if (users.length > 0) throw referenceExists(subject, v.version, users)
     }
     if (!permanent) return softDeleteSubject(client, t, subject)
@@ -51,7 +52,7 @@ export async function deleteSubjectVersion(
     if (!row) throw versionNotFound(subject, selector)
     if (!permanent && row.deleted) throw versionSoftDeleted(subject, row.version)
     if (permanent && !row.deleted) throw versionNotSoftDeleted(subject, row.version)
-    const users = await schemasReferencing(client, t, subject, [row.version])
+    const users = await schemasReferencing(client, t, subject, [row.version], permanent)
     if (users.length > 0) throw referenceExists(subject, row.version, users)
     await deleteVersion(client, t, subject, row.version, permanent)
     return row.version

@@ -7,9 +7,11 @@ export interface RegistryTables {
   reference: string
   version: string
   config: string
+  /** per subject, the highest version ever handed out (V013) */
+  subject: string
 }
 
 export function registryTables(t: Tables): RegistryTables {
   const q = (suffix: string) => `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_${suffix}`)}`
-  return { schema: q('schema'), reference: q('schema_reference'), version: q('schema_version'), config: q('schema_config') }
+  return { schema: q('schema'), reference: q('schema_reference'), version: q('schema_version'), config: q('schema_config'), subject: q('schema_subject') }
 }

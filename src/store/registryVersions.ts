@@ -22,10 +22,17 @@ const sql = statements((t) => {
     lock: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
     all: `SELECT ${columns} FROM ${from} WHERE v.subject = $1 AND ($2 OR NOT v.deleted) ORDER BY v.version`,
     one: `SELECT ${columns} FROM ${from} WHERE v.subject = $1 AND v.version = $2`,
-    // Numbers keep counting past soft-deleted versions, as in Confluent.
+    // Numbers keep counting past soft- and permanently deleted versions, as in Confluent: the subject's high-water
+    // mark only grows (the caller holds the subject lock).
     insert: `
+      WITH hw AS (
+        INSERT INTO ${r.subject} AS s (subject, last_version)
+        SELECT $1, COALESCE(max(v.version), 0) + 1 FROM ${r.version} v WHERE v.subject = $1
+        ON CONFLICT (subject) DO UPDATE SET last_version = GREATEST(s.last_version + 1, EXCLUDED.last_version)
+        RETURNING last_version
+      )
       INSERT INTO ${r.version} (subject, version, schema_id)
-      SELECT $1, COALESCE(max(version), 0) + 1, $2 FROM ${r.version} WHERE subject = $1
+      SELECT $1, hw.last_version, $2 FROM hw
       RETURNING version`,
     subjects: `
       SELECT DISTINCT subject FROM ${r.version}
@@ -40,11 +47,12 @@ const sql = statements((t) => {
     hardDeleteSubject: `DELETE FROM ${r.version} WHERE subject = $1 RETURNING version`,
     softDeleteVersion: `UPDATE ${r.version} SET deleted = true WHERE subject = $1 AND version = $2`,
     hardDeleteVersion: `DELETE FROM ${r.version} WHERE subject = $1 AND version = $2`,
-    // Live schemas whose references point at these versions of the subject.
+    // Schemas whose references point at these versions of the subject, used by a live version (or, with $3, by
+    // any version, soft-deleted included: such an id still resolves and must keep meaning the same schema).
     referencedBy: `
       SELECT DISTINCT x.schema_id AS id FROM ${r.reference} x
       WHERE x.subject = $1 AND x.version = ANY($2::int[])
-        AND EXISTS (SELECT 1 FROM ${r.version} v WHERE v.schema_id = x.schema_id AND NOT v.deleted)
+        AND EXISTS (SELECT 1 FROM ${r.version} v WHERE v.schema_id = x.schema_id AND ($3 OR NOT v.deleted))
       ORDER BY 1`,
   }
 })
@@ -90,6 +98,12 @@ export async function deleteVersion(db: Queryable, t: Tables, subject: string, v
   await run(db, permanent ? sql(t).hardDeleteVersion : sql(t).softDeleteVersion, [subject, version])
 }
 
-export async function schemasReferencing(db: Queryable, t: Tables, subject: string, versions: number[]): Promise<number[]> {
-  return (await run<{ id: number }>(db, sql(t).referencedBy, [subject, versions])).rows.map((x) => x.id)
+export async function schemasReferencing(
+  db: Queryable,
+  t: Tables,
+  subject: string,
+  versions: number[],
+  includeSoftDeleted = false,
+): Promise<number[]> {
+  return (await run<{ id: number }>(db, sql(t).referencedBy, [subject, versions, includeSoftDeleted])).rows.map((x) => x.id)
 }
