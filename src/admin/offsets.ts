@@ -5,6 +5,7 @@ import type { PgQueueContext } from '../client/context.js'
 import { validateOffsetEntry } from '../consumer/validation.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { findDataHubPresence } from '../store/dataHubMembers.js'
 import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
 import { commitOffsets, readOffsets, type OffsetCommit } from '../store/offsets.js'
 import { listTopics, offsetsByTimestamp, type TopicRow } from '../store/topics.js'
@@ -93,11 +94,20 @@ export async function fetchOffsets(ctx: PgQueueContext, logger: Logger, req: Fet
   return resolved
 }
 
-/** KafkaJS's rule (it calls Empty and Dead groups "not running"). */
-async function assertNoRunningInstances(ctx: PgQueueContext, groupId: string): Promise<void> {
+/**
+ * KafkaJS's rule (it calls Empty and Dead groups "not running"). DataHub's consumers of the group on this topic count
+ * as running too: their next commit would rebuild the old offset from their __acked__ markers.
+ */
+async function assertNoRunningInstances(ctx: PgQueueContext, groupId: string, topicId: string): Promise<void> {
   const { state } = await describeGroup(ctx, groupId)
   if (state !== 'Empty' && state !== 'Dead') {
     throw new KafkaJSNonRetriableError(`The consumer group must have no running instances, current state: ${state}`)
+  }
+  const [dataHub] = await findDataHubPresence(ctx.db.pool, ctx.tables, groupId, [topicId])
+  if (dataHub) {
+    throw new KafkaJSNonRetriableError(
+      `The consumer group must have no running instances: DataHub's own consumers use it (${dataHub.kind} ${dataHub.detail} at ${dataHub.at})`,
+    )
   }
 }
 
@@ -119,7 +129,7 @@ export async function setOffsets(ctx: PgQueueContext, logger: Logger, req: SetOf
   if (!topic) fail(`Invalid topic ${topic}`)
   if (!partitions || partitions.length === 0) fail('Invalid partitions')
   const row = await requireTopic(ctx, topic)
-  await assertNoRunningInstances(ctx, groupId)
+  await assertNoRunningInstances(ctx, groupId, row.id)
   for (const p of partitions) validateOffsetEntry({ topic, partition: p.partition, offset: p.offset }, { allowSpecial: true, checkMetadata: false })
   await writeOffsets(ctx, logger, groupId, row, partitions)
 }
@@ -156,6 +166,6 @@ export async function resetOffsets(ctx: PgQueueContext, logger: Logger, req: { g
   const row = await requireTopic(ctx, topic)
   const offset = earliest ? EARLIEST : LATEST
   const partitions = Array.from({ length: row.partitionCount }, (_, partition) => ({ partition, offset }))
-  await assertNoRunningInstances(ctx, groupId)
+  await assertNoRunningInstances(ctx, groupId, row.id)
   await writeOffsets(ctx, logger, groupId, row, partitions)
 }

@@ -17,7 +17,7 @@ async function main() {
   }
   const started = Date.now()
   const run = await runTorture(opts, (line) => console.log(`[torture ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`))
-  console.log(summarize(opts.seed, opts.transport, run.operations, run.result))
+  console.log(summarize(opts.seed, opts.transport, run.operations, run.result, run.firstViolationAfter))
   console.log(`history: ${run.dir}`)
   if (opts.report) {
     const broken = new Set(run.result.violations.map((v) => v.kind))

@@ -92,14 +92,14 @@ export interface Processed extends Base {
   offset: string
 }
 
-/** A committed offset of a group, as reported by the consumer (event), a manual commit, sendOffsets, or a poll. */
+/** A committed offset of a group, as reported by the consumer (COMMIT_OFFSETS), a committed sendOffsets, or a poll. */
 export interface Commit extends Base {
   k: 'c'
   g: string
   topic: string
   partition: number
   offset: string
-  src: 'event' | 'manual' | 'sendOffsets' | 'poll'
+  src: 'event' | 'sendOffsets' | 'poll'
 }
 
 export interface Subscribe extends Base {

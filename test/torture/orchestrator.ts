@@ -17,6 +17,7 @@ import type { Options } from './options.js'
 import { startFaultProxy, type FaultProxy } from './proxy.js'
 import { createRng } from './rng.js'
 import { startPrivateServer, type PrivateServer } from './server.js'
+import { secondsToFirstViolation } from './summary.js'
 import type { Connection, TopicPlan } from './spec.js'
 import { DRAIN_FILE, kafkaFor } from './workers/common.js'
 
@@ -27,6 +28,8 @@ export interface RunResult {
   result: CheckResult
   checkConfig: CheckConfig
   operations: Record<string, number>
+  /** seconds from the workers being ready to the first event of a violation */
+  firstViolationAfter?: number
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -90,6 +93,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   // the clock starts once every worker is up (process start-up is slow on a loaded machine)
   await Promise.race([Promise.all(fleet.slots.map((s) => s.ready)), sleep(120_000)])
   log(`workers ready: ${fleet.slots.map((s) => s.writer).join(' ')}`)
+  rec.record({ k: 'stat', name: 'workers.ready', n: Date.now() })
   // faults at random times
   const faultsUntil = Date.now() + opts.seconds * 1000
   await sleep(Math.min(3000, opts.seconds * 200))
@@ -144,7 +148,8 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   }
   const maint = history.filter((e) => e.k === 'stat' && e.name === 'maintenance.runs').reduce((n, e) => n + (e.k === 'stat' ? e.n : 0), 0)
   if (maint > 0) operations['maintenance runs'] = maint
-  return { runId, dir, result: check(history, checkConfig), checkConfig, operations }
+  const result = check(history, checkConfig)
+  return { runId, dir, result, checkConfig, operations, firstViolationAfter: secondsToFirstViolation(history, result) }
 }
 
 /** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */
@@ -153,10 +158,10 @@ function planSlots(
   name: (s: string) => string, bizTable: string, runId: string,
 ): SlotPlan[] {
   const slots: SlotPlan[] = []
-  const nProducers = Math.max(1, Math.round(opts.processes / 3))
+  const nProducers = opts.processes >= 6 ? 2 : 1
   // two transformers, so a stalled one has a successor that takes its partitions over
   const nTransform = opts.eos ? 2 : 0
-  const nConsumers = Math.max(2, opts.processes - nProducers - nTransform)
+  const nConsumers = Math.max(3, opts.processes - nProducers - nTransform)
   const produced = opts.eos ? [...topics, eosIn] : topics
   for (let i = 0; i < nProducers; i++) {
     slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, multiPartition: opts.multiPartition, bizTable })
@@ -166,11 +171,16 @@ function planSlots(
   }
   const [a, b] = topics.map((t) => t.name)
   const cap = topics.find((t) => t.lossy)?.name
-  for (let i = 0; i < nConsumers; i++) {
-    const group = name(i % 2 === 0 ? 'g1' : 'g2')
-    // g1's members differ in what they subscribe: every topic, or b only (a partition of a must still be consumed)
-    const subscribe = i % 2 === 1 ? [a, b] : i % 4 === 0 ? [a, b, ...(cap ? [cap] : [])] : [b]
-    slots.push({ role: 'consumer', id: `c${i}`, group, subscribe, handler: rng.pick(opts.handlers), ops: opts.consumerOps, concurrency: rng.int(1, 3) })
+  // g1 has two thirds of the consumers (so a stalled member has successors), with different subscriptions: every
+  // topic, a and b, or b only (a partition must still be consumed whoever subscribes it); g2's subscribe a and b
+  const g1Subscriptions = [[a, b, ...(cap ? [cap] : [])], [a, b], [b]]
+  for (let i = 0, g1 = 0; i < nConsumers; i++) {
+    const inG2 = i % 3 === 1
+    const subscribe = inG2 ? [a, b] : g1Subscriptions[g1++ % g1Subscriptions.length]
+    slots.push({
+      role: 'consumer', id: `c${i}`, group: name(inG2 ? 'g2' : 'g1'), subscribe,
+      handler: rng.pick(opts.handlers), ops: opts.consumerOps, concurrency: rng.int(1, 3),
+    })
   }
   if (opts.maintenance) slots.push({ role: 'maintenance', id: 'm0' })
   return slots

@@ -5,7 +5,16 @@ import type { HistoryEvent } from './history.js'
 
 const row = (label: string, value: string | number) => `  ${label.padEnd(34)} ${String(value).padStart(10)}`
 
-export function summarize(seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult): string {
+/** Seconds from the workers being ready to the earliest event that shows a violation: how fast the bug is found. */
+export function secondsToFirstViolation(events: HistoryEvent[], { violations }: CheckResult): number | undefined {
+  const ready = events.find((e) => e.k === 'stat' && e.name === 'workers.ready')?.t ?? events[0]?.t
+  const times = violations.flatMap((v) => v.excerpt.map((e) => e.t))
+  return ready === undefined || times.length === 0 ? undefined : Math.max(0, (Math.min(...times) - ready) / 1000)
+}
+
+export function summarize(
+  seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult, firstAfter?: number,
+): string {
   const lines = [`torture summary (${transport}, seed ${seed})`, 'operations']
   for (const [k, n] of Object.entries(operations).sort()) lines.push(row(k, n))
   lines.push('faults injected')
@@ -35,6 +44,7 @@ export function summarize(seed: number, transport: string, operations: Record<st
   lines.push(row('TOTAL', total))
   if (total > 0) {
     lines.push('', `VIOLATIONS — repeat with: npm run check:torture -- --seed ${seed} (and the same options)`)
+    if (firstAfter !== undefined) lines.push(`first violating event ${firstAfter.toFixed(1)} s after the workers were ready`)
     const shown = new Map<string, number>()
     for (const v of violations) {
       const n = shown.get(v.kind) ?? 0

@@ -131,4 +131,27 @@ describe('one group, both client families (scenario 4)', () => {
       Array.from({ length: 10 }, (_, i) => `m${i}`),
     )
   })
+
+  it("admin will not move a group's offsets under DataHub consumers (their next commit would undo it)", async () => {
+    const topic = await f.createTopic(1, 'dh-admin')
+    const group = uniqueName('shared')
+    const producer = await f.producer()
+    await producer.send({ topic, messages: Array.from({ length: 5 }, (_, i) => ({ key: 'k', value: `m${i}` })) })
+    const dataHub = f.dataHubConsumer(topic, group)
+    await waitFor(() => dataHubValues(dataHub.lines).length >= 5, { timeout: 20_000 })
+    const admin = f.kafka.admin()
+    await admin.connect()
+    try {
+      const refused = /no running instances: DataHub's own consumers use it/
+      await expect(admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '0' }] })).rejects.toThrow(refused)
+      await expect(admin.resetOffsets({ groupId: group, topic, earliest: true })).rejects.toThrow(refused)
+      dataHub.proc.kill('SIGTERM')
+      await dataHub.exited
+      await f.sql(`UPDATE ${f.tables.consumerRegistration} SET last_heartbeat_at = now() - interval '31 seconds' WHERE consumer_group = $1`, [group])
+      await admin.setOffsets({ groupId: group, topic, partitions: [{ partition: 0, offset: '2' }] })
+      expect((await admin.fetchOffsets({ groupId: group, topics: [topic] }))[0].partitions).toMatchObject([{ partition: 0, offset: '2' }])
+    } finally {
+      await admin.disconnect()
+    }
+  })
 })

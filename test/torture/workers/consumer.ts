@@ -38,8 +38,8 @@ async function eachMessage({ topic, partition, message }: EachMessagePayload) {
     processed(topic, partition, message.offset)
     if (spec.handler === 'message-manual') {
       const offset = (BigInt(message.offset) + 1n).toString()
+      // what is stored is checked through the COMMIT_OFFSETS event and the poll: a commit may be clamped
       await w.track('commitOffsets', () => consumer.commitOffsets([{ topic, partition, offset }]))
-      rec.record({ k: 'c', g, topic, partition, offset, src: 'manual' })
     }
   } finally {
     rec.record({ k: 'hl', h })
