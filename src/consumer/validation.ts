@@ -7,6 +7,7 @@ export interface ConsumerSettings {
   sessionTimeout: number
   heartbeatInterval: number
   maxWaitTimeInMs: number
+  metadataMaxAge: number
   maxBytesPerPartition: number
   allowAutoTopicCreation: boolean
   retry: RetryOptions & { restartOnFailure?: (err: Error) => Promise<boolean> }
@@ -40,6 +41,7 @@ export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings
     heartbeatInterval,
     maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000,
     maxBytesPerPartition: config.maxBytesPerPartition ?? 1_048_576,
+    metadataMaxAge: config.metadataMaxAge ?? 300_000,
     allowAutoTopicCreation: config.allowAutoTopicCreation ?? true,
     retry: config.retry ?? {},
   }
