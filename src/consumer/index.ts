@@ -96,6 +96,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       bands: ctx.config.priorityBands,
       perBatch: ctx.config.consumerPoll.maxBatchMessages,
       maxBytesPerPartition: settings.maxBytesPerPartition,
+      maxBytes: settings.maxBytes,
       fromBeginning: (topic) => m.fromBeginning(topic),
       onFenced: () => m.markChanged(),
     })

@@ -9,6 +9,7 @@ export interface ConsumerSettings {
   maxWaitTimeInMs: number
   metadataMaxAge: number
   maxBytesPerPartition: number
+  maxBytes: number
   allowAutoTopicCreation: boolean
   retry: RetryOptions & { restartOnFailure?: (err: Error) => Promise<boolean> }
 }
@@ -42,6 +43,7 @@ export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings
     maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000,
     maxBytesPerPartition: config.maxBytesPerPartition ?? 1_048_576,
     metadataMaxAge: config.metadataMaxAge ?? 300_000,
+    maxBytes: config.maxBytes ?? 10_485_760,
     allowAutoTopicCreation: config.allowAutoTopicCreation ?? true,
     retry: config.retry ?? {},
   }
