@@ -15,8 +15,26 @@ export function table(headers: string[], rows: Cell[][]): string {
   return `${[line(headers.map((h) => h.toUpperCase())), ...text.map(line)].join('\n')}\n`
 }
 
+/**
+ * Counts and offsets the library keeps as decimal strings (KafkaJS's convention, exact beyond 2^53) under these
+ * keys; --json prints them as numbers, as the HTTP API does, so every command's JSON has numbers for numbers.
+ */
+const NUMERIC_KEYS = new Set([
+  'offset', 'low', 'high', 'lag', 'totalLag', 'maxLag', 'aheadBy', 'messages', 'previousOffset', 'newOffset', 'committed', 'timestamp', 'id',
+  'maxRowsPerTopic', 'maxTotalPayloadBytes',
+])
+const INTEGER = /^-?\d+$/
+
+const numbers = (key: string, v: unknown) =>
+  typeof v === 'bigint' ? Number(v) : typeof v === 'string' && NUMERIC_KEYS.has(key) && INTEGER.test(v) ? Number(v) : v
+
+/** JSON text of a --json result (one line without `indent`, for JSON-lines output). */
+export function toJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, numbers, indent)
+}
+
 export function writeJson(out: Writable, value: unknown): void {
-  out.write(`${JSON.stringify(value, null, 2)}\n`)
+  out.write(`${toJson(value, 2)}\n`)
 }
 
 /**

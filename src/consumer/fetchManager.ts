@@ -1,7 +1,7 @@
 import type { Logger } from 'kafkajs'
 import type { PriorityBand } from '../config/types.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
-import type { FetchedPartition } from '../store/fetch.js'
+import type { FetchedPartition, FetchLimit } from '../store/fetch.js'
 import { selectBatches } from './bandSelection.js'
 import { toKafkaMessage, type DeliveredMessage } from './batch.js'
 import type { OffsetManager } from './offsetManager.js'
@@ -9,8 +9,9 @@ import type { PartitionState } from './partitionState.js'
 
 /** Where rows come from (store/fetch.ts in production, a fake in unit tests). */
 export interface FetchSource {
-  /** up to `limit` rows per priority above each partition's positions; aligned with `partitions`, null = fenced */
-  fetch(partitions: PartitionState[], limit: number, bulk: boolean): Promise<Array<FetchedPartition | null>>
+  /** up to `limit.rows` rows per priority and `limit.bytesPerPartition` payload bytes per partition above each
+   * partition's positions; aligned with `partitions`, null = fenced */
+  fetch(partitions: PartitionState[], limit: FetchLimit, bulk: boolean): Promise<Array<FetchedPartition | null>>
   watermarks(topicId: string, partition: number): Promise<{ low: bigint; high: bigint }>
 }
 
@@ -30,6 +31,8 @@ export interface FetchManagerOptions {
   /** messages per batch (DATAHUB_PGQUEUE_CONSUMER_MAX_BATCH_MESSAGES) */
   perBatch: number
   maxBytesPerPartition: number
+  /** payload bytes one fetch may return over all partitions (KafkaJS's maxBytes) */
+  maxBytes: number
   /** the subscription's reset rule for a topic: true = earliest */
   fromBeginning: (topic: string) => boolean
   /** the fetch fence refused a partition: this member must re-read its group (rebalance, lost lease) */
@@ -41,7 +44,8 @@ export interface FetchManagerOptions {
  * MAX_BATCHES_PER_ROUND). A round has a fixed cost (planning the bulk fetch, a round trip, a commit) of roughly a
  * few hundred rows' worth: one partition read in 500-row rounds drains at about 75,000 msg/s here, in 2,000-row
  * rounds at 95,000 to 130,000 and in 4,000-row rounds at 130,000 to 150,000; larger rounds gained nothing more
- * (docs/performance.md). Memory: a round plus the prefetched next one, about 2 x 4,000 rows.
+ * (docs/performance.md). Memory: a round plus the prefetched next one, each at most maxBytes of payload
+ * (maxBytesPerPartition per partition, less when maxBytes / partitions is smaller), however many rows that is.
  */
 const ROUND_ROWS = 4000
 const MAX_BATCHES_PER_ROUND = 8
@@ -145,8 +149,12 @@ export class FetchManager {
    * reads the few new rows with the prepared statement, which answers faster. The last fetch decides.
    */
   private async fetch(states: PartitionState[]): Promise<Array<FetchedPartition | null>> {
-    const { perBatch } = this.o
-    const fetched = await this.o.source.fetch(states, perBatch * this.batchesPerRound(states.length), this.lastFetchRows >= perBatch)
+    const { perBatch, maxBytes, maxBytesPerPartition } = this.o
+    const limit = {
+      rows: perBatch * this.batchesPerRound(states.length),
+      bytesPerPartition: Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length))),
+    }
+    const fetched = await this.o.source.fetch(states, limit, this.lastFetchRows >= perBatch)
     this.lastFetchRows = fetched.reduce((n, f) => n + (f?.rows.length ?? 0), 0)
     return fetched
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Assigner, Logger } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
+import { sqlState } from '../db/pgErrors.js'
 import type { LocalGroupMember } from '../client/groupMembers.js'
 import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
@@ -17,6 +18,8 @@ import type { MemberAssignment } from './assignment.js'
 import { refuseGroupSharedWithDataHub } from './dataHubGuard.js'
 import { PartitionState } from './partitionState.js'
 
+const FOREIGN_KEY_VIOLATION = '23503'
+
 export interface Subscription {
   fromBeginning: boolean
 }
@@ -27,6 +30,8 @@ export interface MembershipOptions {
   clientId: string
   sessionTimeout: number
   heartbeatInterval: number
+  /** cached topic rows older than this are read again (new partitions, topics deleted or re-created elsewhere) */
+  metadataMaxAge: number
   subscriptions: ReadonlyMap<string, Subscription>
   /** the configured partitionAssigners, in preference order */
   assigners: readonly Assigner[]
@@ -182,20 +187,33 @@ export class GroupMembership implements LocalGroupMember {
     const started = this.now()
     const db = ctx.db
     this.needsSync = false
-    this.topicRows = await ctx.topics.get(db, [...this.o.subscriptions.keys()])
+    const subscribed = [...this.o.subscriptions.keys()]
+    this.topicRows = await ctx.topics.get(db, subscribed, undefined, this.o.metadataMaxAge)
     await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds)
     // protocol() is asked again on every rebalance, as KafkaJS asks it on every join
     const offers = (this.offered ??= this.offers())
-    const rows = await heartbeat(db.pool, ctx.tables, {
-      group: groupId,
-      memberId: this.memberId,
-      clientId: this.o.clientId,
-      clientHost: this.clientHost,
-      topics: [...this.topicRows.keys()],
-      topicIds: this.topicIds,
-      sessionTimeoutMs: this.o.sessionTimeout,
-      protocols: offers.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
-    })
+    const beat = () =>
+      heartbeat(db.pool, ctx.tables, {
+        group: groupId,
+        memberId: this.memberId,
+        clientId: this.o.clientId,
+        clientHost: this.clientHost,
+        topics: [...this.topicRows.keys()],
+        topicIds: this.topicIds,
+        sessionTimeoutMs: this.o.sessionTimeout,
+        protocols: offers.map((p) => ({ name: p.name, metadata: p.metadata.toString('base64') })),
+      })
+    let rows: MemberRow[]
+    try {
+      rows = await beat()
+    } catch (e) {
+      if (sqlState(e) !== FOREIGN_KEY_VIOLATION) throw e
+      // a subscribed topic was deleted elsewhere since its row was cached: go on without it, as KafkaJS's metadata
+      // drops it (nothing fatal); it is read again at every beat, so a re-created topic is picked up
+      ctx.topics.forget(subscribed)
+      this.topicRows = await ctx.topics.get(db, subscribed)
+      rows = await beat()
+    }
     this.lastBeat = this.now()
     const members = leaderFirst(rows).map(toOffer)
     await this.refuseInconsistentProtocol(members)
@@ -247,7 +265,7 @@ export class GroupMembership implements LocalGroupMember {
   private async lead(members: GroupMemberOffer[], current: GenerationRow | null): Promise<GenerationRow | null> {
     const { ctx, groupId, logger } = this.o
     const wanted = [...new Set(members.flatMap((m) => m.topics))]
-    const rows = await ctx.topics.get(ctx.db, wanted)
+    const rows = await ctx.topics.get(ctx.db, wanted, undefined, this.o.metadataMaxAge)
     this.groupCounts = new Map([...rows.values()].map((r) => [r.name, r.partitionCount]))
     const memberKey = JSON.stringify([
       members.map((m) => [m.memberId, [...m.topics].sort(), m.protocols.map((p) => [p.name, p.metadata.toString('base64')])]).sort(),

@@ -46,6 +46,9 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   let offsetManager: OffsetManager | undefined
   let membership: GroupMembership | undefined
   let restartTimer: NodeJS.Timeout | undefined
+  // between run() and the group being set up: KafkaJS has its group object at once, so seek/pause/resume work then
+  let starting = false
+  const earlySeeks = new Map<string, string>()
   let unregister: (() => void) | undefined
 
   const start = async (run: ConsumerRunConfig): Promise<void> => {
@@ -60,6 +63,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       clientId,
       sessionTimeout: settings.sessionTimeout,
       heartbeatInterval: settings.heartbeatInterval,
+      metadataMaxAge: settings.metadataMaxAge,
       subscriptions,
       assigners: createAssigners(config.partitionAssigners, { cluster, groupId, logger }),
       emitter,
@@ -68,6 +72,8 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       beforeRevoke: (states) => offsets.commitIfAuto(states),
       resetStart: (topicId, partition, offset) => offsets.commitReset(topicId, partition, offset),
     })
+    for (const [key, target] of earlySeeks) m.pendingSeeks.set(key, target)
+    earlySeeks.clear()
     const autoCommit = run.autoCommit ?? true
     const autoCommitInterval = run.autoCommitInterval ?? null
     const autoCommitThreshold = run.autoCommitThreshold ?? null
@@ -90,6 +96,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
       bands: ctx.config.priorityBands,
       perBatch: ctx.config.consumerPoll.maxBatchMessages,
       maxBytesPerPartition: settings.maxBytesPerPartition,
+      maxBytes: settings.maxBytes,
       fromBeginning: (topic) => m.fromBeginning(topic),
       onFenced: () => m.markChanged(),
     })
@@ -210,11 +217,14 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
         return
       }
       if (!connected) throw new KafkaJSNonRetriableError('Consumer is not connected: call connect() first')
+      starting = true
       try {
         await start(run)
       } catch (e) {
         await stopRunner().catch(() => undefined)
         throw toKafkaJSError(e, 'run')
+      } finally {
+        starting = false
       }
     },
     stop: async () => {
@@ -237,9 +247,13 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     },
     seek: ({ topic, partition, offset }) => {
       validateOffsetEntry({ topic, partition, offset }, { allowSpecial: true, checkMetadata: false })
-      const { runner: r, membership: m } = requireRunning()
       const key = `${topic}:${Number(partition)}`
       const target = BigInt(offset).toString()
+      if (starting && !membership) {
+        earlySeeks.set(key, target)
+        return
+      }
+      const { runner: r, membership: m } = requireRunning()
       const state = m.partitions.get(key)
       if (state) state.pendingSeek = BigInt(target)
       else m.pendingSeeks.set(key, target)
@@ -247,14 +261,14 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     },
     pause: (topics) => {
       validatePauseEntries(topics, 'pause')
-      requireRunning()
+      if (!starting) requireRunning()
       paused.pause(topics)
     },
     resume: (topics) => {
       validatePauseEntries(topics, 'resume')
-      const { runner: r } = requireRunning()
+      if (!starting) requireRunning()
       paused.resume(topics)
-      r.poke()
+      runner?.poke()
     },
     paused: () => paused.list([...(membership?.partitions.values() ?? [])]),
     describeGroup: () => describeGroup(ctx, groupId),

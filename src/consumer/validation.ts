@@ -7,7 +7,9 @@ export interface ConsumerSettings {
   sessionTimeout: number
   heartbeatInterval: number
   maxWaitTimeInMs: number
+  metadataMaxAge: number
   maxBytesPerPartition: number
+  maxBytes: number
   allowAutoTopicCreation: boolean
   retry: RetryOptions & { restartOnFailure?: (err: Error) => Promise<boolean> }
 }
@@ -40,6 +42,8 @@ export function validateConsumerConfig(config: ConsumerConfig): ConsumerSettings
     heartbeatInterval,
     maxWaitTimeInMs: config.maxWaitTimeInMs ?? 5000,
     maxBytesPerPartition: config.maxBytesPerPartition ?? 1_048_576,
+    metadataMaxAge: config.metadataMaxAge ?? 300_000,
+    maxBytes: config.maxBytes ?? 10_485_760,
     allowAutoTopicCreation: config.allowAutoTopicCreation ?? true,
     retry: config.retry ?? {},
   }

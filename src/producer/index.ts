@@ -4,7 +4,7 @@ import type { Logger, Message, Producer, ProducerBatch, ProducerConfig, Producer
 import type { PgQueueContext } from '../client/context.js'
 import type { PayloadCompression } from '../config/types.js'
 import type { Queryable } from '../db/database.js'
-import { toKafkaJSError } from '../db/pgErrors.js'
+import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
 import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
@@ -46,6 +46,8 @@ export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numParti
     contentTypeMime: d.contentTypeMime,
   }
 }
+
+const isDeletedTopic = (e: unknown) => sqlState(e) === '23503' && /_topic_id_fkey$/.test((e as { constraint?: string }).constraint ?? '')
 
 const recordAsBatch = (r: ProducerRecord): ProducerBatch => ({ acks: r.acks, timeout: r.timeout, compression: r.compression, topicMessages: [r] })
 
@@ -131,7 +133,8 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
           const ready = planned
           return await network.as('Produce', () => writePlan(ctx, ready))
         } catch (e) {
-          const err = toKafkaJSError(e, 'send')
+          // the topic row the plan names was deleted meanwhile (its id is no longer there): Kafka's unknown topic
+          const err = isDeletedTopic(e) ? protocolError('UNKNOWN_TOPIC_OR_PARTITION') : toKafkaJSError(e, 'send')
           if (!err.retriable) bail(err)
           if ((err as { type?: string }).type === 'UNKNOWN_TOPIC_OR_PARTITION') {
             ctx.topics.forget((batch.topicMessages ?? []).map((tm) => tm.topic))

@@ -2,7 +2,10 @@
 // the API. Not avsc's export (`type.schema()`): that drops logicalType and custom properties such as
 // "connect.name", which readers need. Not Avro's Parsing Canonical Form either: it drops defaults and docs, so two
 // schemas that resolve differently would share an id. Instead the submitted JSON is kept whole, with whitespace
-// removed, object keys in a fixed order and `{"type":"int"}` written as `"int"`.
+// removed, object keys in a fixed order and `{"type":"int"}` written as `"int"`. Names of named types are written
+// the way most schemas spell them, whatever form was submitted (Avro full-name rules): a short `name`, and a
+// `namespace` only where it differs from the enclosing one, so `"name": "ns.R"` and `"name": "R", "namespace":
+// "ns"` are one schema with one id, as in Confluent.
 import { createHash } from 'node:crypto'
 import type { SchemaReference } from './types.js'
 
@@ -36,26 +39,43 @@ function canonicalData(v: Json): Json {
   return v
 }
 
-function canonicalField(field: Json): Json {
+function canonicalField(field: Json, space: string): Json {
   if (!isObject(field)) return canonicalData(field)
-  return ordered(field, FIELD_KEYS, (k, v) => (k === 'type' ? canonicalSchema(v) : canonicalData(v)))
+  return ordered(field, FIELD_KEYS, (k, v) => (k === 'type' ? canonicalSchema(v, space) : canonicalData(v)))
 }
 
-function canonicalSchema(node: Json): Json {
-  if (Array.isArray(node)) return node.map(canonicalSchema) // a union
+const NAMED = new Set(['record', 'error', 'enum', 'fixed'])
+
+/** A named type's short name and namespace by Avro's rules: a dotted name wins over `namespace`, else it inherits. */
+function splitName(node: { [key: string]: Json }, enclosing: string): { name: string; space: string } | undefined {
+  if (typeof node.type !== 'string' || !NAMED.has(node.type) || typeof node.name !== 'string') return undefined
+  const dot = node.name.lastIndexOf('.')
+  if (dot >= 0) return { name: node.name.slice(dot + 1), space: node.name.slice(0, dot) }
+  return { name: node.name, space: typeof node.namespace === 'string' ? node.namespace : enclosing }
+}
+
+function canonicalSchema(node: Json, enclosing: string): Json {
+  if (Array.isArray(node)) return node.map((x) => canonicalSchema(x, enclosing)) // a union
   if (!isObject(node)) return node
   const keys = Object.keys(node)
   if (keys.length === 1 && typeof node.type === 'string' && PRIMITIVES.has(node.type)) return node.type
-  return ordered(node, TYPE_KEYS, (k, v) => {
-    if (k === 'type' || k === 'items' || k === 'values') return canonicalSchema(v)
-    if (k === 'fields' && Array.isArray(v)) return v.map(canonicalField)
+  const named = splitName(node, enclosing)
+  let source = node
+  if (named) {
+    const { namespace: _given, ...rest } = node
+    source = { ...rest, name: named.name, ...(named.space !== enclosing ? { namespace: named.space } : {}) }
+  }
+  const space = named?.space ?? enclosing
+  return ordered(source, TYPE_KEYS, (k, v) => {
+    if (k === 'type' || k === 'items' || k === 'values') return canonicalSchema(v, space)
+    if (k === 'fields' && Array.isArray(v)) return v.map((f) => canonicalField(f, space))
     return canonicalData(v)
   })
 }
 
 /** Canonical JSON text of a parsed schema document. */
 export function canonicalAvroText(schema: unknown): string {
-  return JSON.stringify(canonicalSchema(schema as Json))
+  return JSON.stringify(canonicalSchema(schema as Json, ''))
 }
 
 /** The identity of a schema for id assignment: type, canonical text and references (order included). */

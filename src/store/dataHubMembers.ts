@@ -18,7 +18,8 @@ const sql = statements((t) => ({
   // Nothing of ours writes message_group_lease (our leases are per partition), so a live lease there other than
   // DataHub's markers is a DataHub consumer at work; the index on (consumer_group, locked_until) finds it without
   // reading the __acked__ markers (locked_until 1970). Our heartbeat sets library_heartbeat_at with
-  // last_heartbeat_at, so a later last_heartbeat_at was written by DataHub's poll loop.
+  // last_heartbeat_at, so a later last_heartbeat_at was written by DataHub's poll loop, unless a member's heartbeat_at
+  // equals it: the one statement of a member running a version from before library_heartbeat_at (a rolling upgrade).
   find: `
     (SELECT 'lease' AS kind, l.lock_owner AS detail, l.locked_until::text AS at
      FROM ${t.messageGroupLease} l
@@ -32,6 +33,7 @@ const sql = statements((t) => ({
      WHERE r.consumer_group = $1 AND r.topic_id = ANY($2::int8[])
        AND r.last_heartbeat_at > now() - $3 * interval '1 millisecond'
        AND r.last_heartbeat_at > COALESCE(r.library_heartbeat_at, '-infinity')
+       AND NOT EXISTS (SELECT 1 FROM ${t.groupMember} gm WHERE gm.consumer_group = $1 AND gm.heartbeat_at = r.last_heartbeat_at)
      LIMIT 1)`,
 }))
 

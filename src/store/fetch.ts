@@ -52,7 +52,7 @@ export const PRIORITY_LEVELS = 10
 function selectText(
   t: Tables,
   bulk: boolean,
-  args: { topics: string; ids: string; positions: string; limit: string; group: string; owner: string; generation: string },
+  args: { topics: string; ids: string; positions: string; limit: string; bytes: string; group: string; owner: string; generation: string },
 ): string {
   return `
     SELECT p.idx::int4, s.next_seq - 1, m.*
@@ -63,32 +63,38 @@ function selectText(
       AND l.locked_until > now()
     JOIN ${t.partitionSeq} s ON s.topic_id = p.topic_id AND s.partition_id = p.partition_id
     LEFT JOIN LATERAL (
-      SELECT x.enqueue_seq, x.priority, x.kafka_flags, x.payload_compression, x.routing_key, x.message_key,
-             ${bulk ? 'x.payload' : "encode(x.payload, 'base64')"}, x.headers::text, x.message_timestamp,
-             (extract(epoch FROM x.enqueued_at) * 1000)::int8
-      FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
-      CROSS JOIN LATERAL (
-        SELECT * FROM ${t.message} y
-        WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
-          AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
-          AND y.priority <= pr.priority::int2
-        ORDER BY y.priority, y.enqueue_seq
-        LIMIT ${args.limit}
-      ) x
+      SELECT b.enqueue_seq, b.priority, b.kafka_flags, b.payload_compression, b.routing_key, b.message_key,
+             ${bulk ? 'b.payload' : "encode(b.payload, 'base64')"}, b.headers::text, b.message_timestamp,
+             (extract(epoch FROM b.enqueued_at) * 1000)::int8
+      FROM (
+        SELECT x.*, sum(x.payload_bytes) OVER (ORDER BY x.priority, x.enqueue_seq) AS fetched_bytes
+        FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
+        CROSS JOIN LATERAL (
+          SELECT * FROM ${t.message} y
+          WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
+            AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
+            AND y.priority <= pr.priority::int2
+          ORDER BY y.priority, y.enqueue_seq
+          LIMIT ${args.limit}
+        ) x
+      ) b
+      -- the partition's byte budget, in priority order; the first row always comes, however large
+      WHERE b.fetched_bytes - b.payload_bytes < ${args.bytes}
     ) m ON true`
 }
 
 const sql = statements((t) => ({
-  fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7' }),
+  fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7', bytes: '$8' }),
 }))
 
-function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): string {
+function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): string {
   const list = (values: string[]) => `'{${values.join(',')}}'`
   const select = selectText(t, true, {
     topics: list(partitions.map((p) => digits(p.topicId))),
     ids: list(partitions.map((p) => digits(p.partition))),
     positions: list(partitions.flatMap((p) => p.positions.map(digits))),
-    limit: digits(limit),
+    limit: digits(limit.rows),
+    bytes: digits(limit.bytesPerPartition),
     // COPY takes no parameters: the two strings go in as literals, quoted by node-postgres
     group: pg.escapeLiteral(fence.group),
     owner: pg.escapeLiteral(fence.lockOwner),
@@ -102,6 +108,12 @@ function digits(value: string | number | bigint): string {
   const text = String(value)
   if (!/^\d{1,19}$/.test(text)) throw new RangeError(`fetch: expected a non-negative integer, got ${JSON.stringify(text)}`)
   return text
+}
+
+/** Per partition: rows per priority, and payload bytes over all its priorities (the first row always comes). */
+export interface FetchLimit {
+  rows: number
+  bytesPerPartition: number
 }
 
 /** Who fetches: only partitions this owner holds a live lease of, in the group's current generation, are read. */
@@ -119,7 +131,8 @@ export interface PartitionFetch {
 }
 
 /**
- * Reads up to `limit` rows per priority of every partition, in one round trip. The result is aligned with
+ * Reads up to `limit.rows` rows per priority of every partition, and up to `limit.bytesPerPartition` payload bytes
+ * per partition (in priority then seq order), in one round trip. The result is aligned with
  * `partitions`; an entry is null when the fence refused that partition (not held by this owner in the group's
  * current generation, or the lease lapsed). `bulk` when many rows are expected.
  */
@@ -128,7 +141,7 @@ export async function fetchPartitions(
   t: Tables,
   fence: FetchFence,
   partitions: PartitionFetch[],
-  limit: number,
+  limit: FetchLimit,
   bulk = false,
 ): Promise<Array<FetchedPartition | null>> {
   const out = bulk ? await copyFetch(db, t, fence, partitions, limit) : await selectFetch(db, t, fence, partitions, limit)
@@ -136,7 +149,7 @@ export async function fetchPartitions(
   return out
 }
 
-async function copyFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
+async function copyFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): Promise<Array<FetchedPartition | null>> {
   const text = copyText(t, fence, partitions, limit)
   const copy = new CopyOut(text, partitions.length)
   // a pool answers through copy.callback (and returns a promise); a client runs the submittable as it is
@@ -153,16 +166,17 @@ type RawRow = Array<string | null>
 
 const RAW_TEXT = { getTypeParser: () => (value: string) => value }
 
-async function selectFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: number): Promise<Array<FetchedPartition | null>> {
+async function selectFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): Promise<Array<FetchedPartition | null>> {
   const stmt = sql(t).fetch
   const values = [
     partitions.map((p) => p.topicId),
     partitions.map((p) => p.partition),
     partitions.flatMap((p) => p.positions.map(String)),
-    limit,
+    limit.rows,
     fence.group,
     fence.lockOwner,
     fence.generation,
+    limit.bytesPerPartition,
   ]
   const res = await observed(db, stmt.text, values, () =>
     db.query<RawRow>({ name: stmt.name, text: stmt.text, values, rowMode: 'array', types: RAW_TEXT }),

@@ -1,12 +1,13 @@
 import type { KafkaMessage } from 'kafkajs'
 import { CONNECTION_OPTIONS, JSON_OPTION, UsageError, flag, int, positionals, str, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
+import { toJson } from '../format.js'
 
 const text = (b: Buffer | null | undefined) => (b === null || b === undefined ? null : b.toString('utf8'))
 
 function jsonLine(topic: string, partition: number, m: KafkaMessage): string {
   const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => String(x)) : text(v as Buffer | undefined)]))
-  return JSON.stringify({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: text(m.key), value: text(m.value), headers })
+  return toJson({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: text(m.key), value: text(m.value), headers })
 }
 
 export const consumeCommand: Command = {

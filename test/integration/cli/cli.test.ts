@@ -111,13 +111,13 @@ describe('against a database', () => {
     expect(first.code).toBe(0)
     const lines = first.stdout.trim().split('\n').map((l) => JSON.parse(l))
     expect(lines).toEqual([
-      expect.objectContaining({ partition: 0, offset: '0', key: 'k1', value: 'first', headers: { src: 'cli' } }),
-      expect.objectContaining({ partition: 0, offset: '1', key: 'k2', value: 'second' }),
+      expect.objectContaining({ partition: 0, offset: 0, key: 'k1', value: 'first', headers: { src: 'cli' } }),
+      expect.objectContaining({ partition: 0, offset: 1, key: 'k2', value: 'second' }),
     ])
 
     const lag = await cli(['groups', 'lag', '--json', '--group', 'cli-group', ...conn])
     expect(lag.code).toBe(0)
-    expect(JSON.parse(lag.stdout)).toEqual([{ group: 'cli-group', topics: [{ topic, totalLag: '1', maxLag: '1', partitionCount: 1, stuckAhead: 0 }] }])
+    expect(JSON.parse(lag.stdout)).toEqual([{ group: 'cli-group', topics: [{ topic, totalLag: 1, maxLag: 1, partitionCount: 1, stuckAhead: 0 }] }])
 
     const rest = await cli(['consume', topic, '--group', 'cli-group', '--max-messages', '1', '--print-key', ...conn])
     expect(rest.code).toBe(0)
@@ -151,7 +151,7 @@ describe('against a database', () => {
     const bare = await cli(['groups', 'reset-offsets', ...conn])
     expect(bare.code).toBe(2)
     expect(bare.stderr).toContain('name a group with --group, or pass --all-groups')
-    const cell = { group: 'cli-group', topic, partition: 0, previousOffset: '42', newOffset: '3', high: '3' }
+    const cell = { group: 'cli-group', topic, partition: 0, previousOffset: 42, newOffset: 3, high: 3 }
     const dry = await cli(['groups', 'reset-offsets', '--all-groups', '--json', ...conn])
     expect(dry.code).toBe(0)
     expect(JSON.parse(dry.stdout)).toEqual({ partitionsUpdated: 1, resets: [cell], dryRun: true })

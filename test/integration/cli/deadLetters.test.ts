@@ -43,7 +43,7 @@ describe('dead-letters', () => {
     const res = await cli(['dead-letters', 'list', dlq, '--json'])
     expect(res.code, res.stderr).toBe(0)
     expect(JSON.parse(res.stdout)).toEqual([
-      { partition: 0, offset: '0', key: 'k1', origin: { topic, partition: 0, offset: '1', group: groupId }, attempts: 2, error: 'Error: bad payload' },
+      { partition: 0, offset: 0, key: 'k1', origin: { topic, partition: 0, offset: 1, group: groupId }, attempts: 2, error: 'Error: bad payload' },
     ])
     const table = await cli(['dead-letters', 'list', dlq])
     expect(table.stdout).toContain(`${topic}/0@1`)

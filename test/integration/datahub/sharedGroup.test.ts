@@ -3,6 +3,7 @@
 // INCONSISTENT_GROUP_PROTOCOL error naming it, instead of processing messages a second time silently.
 import type { Consumer, KafkaMessage } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
+import { findDataHubPresence } from '../../../src/store/dataHubMembers.js'
 import { drainDataHubGroup } from '../../datahub-client/drain.js'
 import { deferred, waitFor } from '../../helpers/db.js'
 import { uniqueName } from '../../helpers/kafka.js'
@@ -105,6 +106,25 @@ describe('one group, both client families (scenario 4)', () => {
     // a member of ours joins right after another one left: its registration beat is ours, not DataHub's
     await producer.send({ topic, messages: [{ key: 'k0', value: 'last' }] })
     expect((await f.consumeOurs(topic, 1, { groupId: group })).map((m) => m.value)).toEqual(['last'])
+  })
+
+  it('a member running a library version from before library_heartbeat_at is not taken for DataHub', async () => {
+    const topic = await f.createTopic(2, 'old-member')
+    const group = uniqueName('upgrading')
+    const topicId = await f.topicId(topic)
+    // what the old heartbeat statement leaves: member and registration beat at the same now(), no library stamp
+    await f.sql(
+      `WITH m AS (
+         INSERT INTO ${f.tables.groupMember} (consumer_group, member_id, client_id, client_host, topics, session_timeout_ms)
+         VALUES ($1, 'old-member', 'old', 'host', ARRAY[$3], 30000)
+       )
+       INSERT INTO ${f.tables.consumerRegistration} (consumer_group, topic_id) VALUES ($1, $2)`,
+      [group, topicId, topic],
+    )
+    expect(await findDataHubPresence(f.db.pool, f.tables, group, [topicId])).toEqual([])
+    // a DataHub poll after that beat is seen
+    await f.dataHub().register(group, topicId)
+    expect(await findDataHubPresence(f.db.pool, f.tables, group, [topicId])).toMatchObject([{ kind: 'registration', detail: topic }])
   })
 
   it('a DataHub consumer killed holding message leases keeps the group refused until they lapse; then nothing is lost', async () => {

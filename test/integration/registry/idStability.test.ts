@@ -43,3 +43,16 @@ describe('schema ids keep their meaning', () => {
     expect((await f.api('GET', `/subjects/${addr}/versions`)).body).toEqual([3])
   })
 })
+
+describe('schema identity by full name', () => {
+  it('"ns.R" and name R + namespace ns register as one schema: same id, same version', async () => {
+    const s = uniqueName('fullname')
+    const dotted = JSON.stringify({ type: 'record', name: 'ns.R', fields: [{ name: 'a', type: 'int' }] })
+    const split = JSON.stringify({ type: 'record', name: 'R', namespace: 'ns', fields: [{ name: 'a', type: 'int' }] })
+    const first = (await f.api('POST', `/subjects/${s}/versions`, { schema: dotted })).body
+    const second = (await f.api('POST', `/subjects/${s}/versions`, { schema: split })).body
+    expect(second).toEqual(first)
+    expect((await f.api('GET', `/subjects/${s}/versions`)).body).toEqual([1])
+    expect((await f.api('POST', `/subjects/${s}`, { schema: split })).body).toMatchObject({ version: 1, id: first.id })
+  })
+})

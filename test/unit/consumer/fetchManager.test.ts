@@ -29,7 +29,7 @@ function fakeSource(log: FetchedRow[]): FetchSource & { fetches: bigint[] } {
   const fetches: bigint[] = []
   return {
     fetches,
-    async fetch(partitions, limit) {
+    async fetch(partitions, { rows: limit }) {
       return partitions.map((p) => {
         fetches.push(p.positions[5])
         return { highWatermark: String(log.length), rows: log.filter((r) => BigInt(r.seq) > p.positions[r.priority]).slice(0, limit) }
@@ -54,7 +54,7 @@ function setup(log: FetchedRow[], perBatch = 2) {
     logger,
   })
   const source = fakeSource(log)
-  const fetcher = new FetchManager({ source, offsets, emitter, logger, groupId: 'g', bands: BANDS, perBatch, maxBytesPerPartition: 1 << 20, fromBeginning: () => true, onFenced: () => undefined })
+  const fetcher = new FetchManager({ source, offsets, emitter, logger, groupId: 'g', bands: BANDS, perBatch, maxBytesPerPartition: 1 << 20, maxBytes: 10 << 20, fromBeginning: () => true, onFenced: () => undefined })
   return { state, source, fetcher }
 }
 

@@ -27,6 +27,26 @@ describe('canonicalAvroText', () => {
   })
 })
 
+describe('canonicalAvroText full names', () => {
+  const field = (type: unknown) => [{ name: 'f', type }]
+  it('writes "ns.R" and name R + namespace ns the same way, keeping the usual spelling', () => {
+    const usual = { type: 'record', name: 'R', namespace: 'ns', fields: field('int') }
+    expect(canonicalAvroText({ type: 'record', name: 'ns.R', fields: field('int') })).toBe(canonicalAvroText(usual))
+    expect(canonicalAvroText({ type: 'record', name: 'ns.R', namespace: 'ignored', fields: field('int') })).toBe(canonicalAvroText(usual))
+    expect(JSON.parse(canonicalAvroText(usual))).toEqual(usual)
+  })
+
+  it('drops a nested namespace equal to the enclosing one and keeps one that differs (the empty one included)', () => {
+    const nested = (inner: Record<string, unknown>) => ({ type: 'record', name: 'R', namespace: 'ns', fields: field({ type: 'enum', symbols: ['A'], ...inner }) })
+    const inherited = canonicalAvroText(nested({ name: 'E' }))
+    expect(canonicalAvroText(nested({ name: 'E', namespace: 'ns' }))).toBe(inherited)
+    expect(canonicalAvroText(nested({ name: 'ns.E' }))).toBe(inherited)
+    expect(canonicalAvroText(nested({ name: 'E', namespace: 'other' }))).not.toBe(inherited)
+    expect(canonicalAvroText(nested({ name: 'E', namespace: '' }))).not.toBe(inherited)
+    expect(JSON.parse(canonicalAvroText(nested({ name: 'other.E' }))).fields[0].type).toMatchObject({ name: 'E', namespace: 'other' })
+  })
+})
+
 describe('schemaHash', () => {
   it('differs by references and type, not by anything else', () => {
     const text = '"string"'
