@@ -97,8 +97,14 @@ const WRITER_SEQUENCES = ['provisional_seq']
  */
 const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq', 'allocate_seq', 'defer_partition', 'advance_ledger', 'seed_topic_ledger']
 
-/** Functions (by suffix) writer and reader may call. */
-const RUNTIME_FUNCTIONS = ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition']
+/**
+ * Functions (by suffix) each runtime role may call: only the writer allocates sequence numbers (a reader calling
+ * allocate_seq would burn seqs no row ever gets, a gap that stalls every consumer of the partition).
+ */
+const RUNTIME_FUNCTIONS: Record<'writer' | 'reader', string[]> = {
+  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition'],
+  reader: ['ensure_partitions', 'partition_floor'],
+}
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]*$/
 
@@ -234,7 +240,8 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
   for (const f of functions) {
     const suffix = f.name.startsWith(`${prefix}_`) ? f.name.slice(prefix.length + 1) : undefined
     if (suffix === undefined) continue
-    if (RUNTIME_FUNCTIONS.includes(suffix)) await q.query(`GRANT EXECUTE ON FUNCTION ${f.signature} TO ${W}, ${R}`)
+    if (RUNTIME_FUNCTIONS.writer.includes(suffix)) await q.query(`GRANT EXECUTE ON FUNCTION ${f.signature} TO ${W}`)
+    if (RUNTIME_FUNCTIONS.reader.includes(suffix)) await q.query(`GRANT EXECUTE ON FUNCTION ${f.signature} TO ${R}`)
   }
   for (const f of functions) {
     const suffix = f.name.startsWith(`${prefix}_`) ? f.name.slice(prefix.length + 1) : undefined

@@ -133,6 +133,27 @@ describe('SECURITY DEFINER functions', () => {
     expect(temp[0].n).toBe(0)
   })
 
+  it('the reader may not call the definer functions that allocate sequence numbers (a burnt seq is a gap that stalls consumers)', async () => {
+    const r = await sqlAs(logins.reader)
+    const ledger = async () => (await t.db.pool.query(`SELECT next_seq::text AS n FROM ${T('partition_seq')} WHERE topic_id = $1 AND partition_id = 0`, [topicId])).rows[0].n
+    const before = await ledger()
+    const { rows } = await t.db.pool.query(
+      `SELECT p.proname AS name FROM pg_proc p WHERE p.pronamespace = $1::regnamespace AND p.prosecdef
+         AND p.prorettype <> 'trigger'::regtype AND has_function_privilege($2, p.oid, 'EXECUTE') ORDER BY 1`,
+      [t.db.schema, logins.reader],
+    )
+    console.log(`definer: definer functions the reader may call: ${rows.map((x) => x.name).join(', ')}`)
+    expect(rows.map((x) => x.name)).toEqual([`${PREFIX}_ensure_partitions`])
+    for (const fn of ['allocate_seq', 'defer_partition']) {
+      const exists = await t.db.pool.query('SELECT 1 FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname = $2', [t.db.schema, `${PREFIX}_${fn}`])
+      if (!exists.rowCount) continue
+      const args = fn === 'allocate_seq' ? '$1, 0, 1000' : '$1, 0'
+      const err = await r.query(`SELECT * FROM ${T(fn)}(${args})`, [topicId]).then(() => undefined, (e: { code?: string }) => e.code)
+      expect(err, fn).toBe('42501')
+    }
+    expect(await ledger()).toBe(before)
+  })
+
   it('every SECURITY DEFINER function pins search_path to pg_catalog, the schema, pg_temp; is owned by the admin; EXECUTE only where needed', async () => {
     const { rows } = await t.db.pool.query<{ name: string; config: string[] | null; owner: string; trigger: boolean; grantees: string[] }>(
       `SELECT p.proname AS name, p.proconfig AS config, p.proowner::regrole::text AS owner, p.prorettype = 'trigger'::regtype AS trigger,
