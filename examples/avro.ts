@@ -3,8 +3,7 @@
 // Avro-encoded messages and reads them back decoded. With no database configured it uses an embedded
 // PostgreSQL (data in ./.pgdata); set DATABASE_URL to use your own.
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry'
-import { Kafka, logLevel } from '../src/index.js'
-import { startSchemaRegistry } from '../src/registry/index.js'
+import { Kafka, logLevel, startSchemaRegistry } from 'kafkajs-pgqueue'
 
 const schema = {
   type: 'record',

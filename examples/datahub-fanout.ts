@@ -9,7 +9,7 @@
 //   npx tsx examples/datahub-fanout.ts
 //
 // transports: pgqueue
-import { Kafka, logLevel, type Consumer } from '../src/index.js'
+import { Kafka, logLevel, type Consumer } from 'kafkajs-pgqueue'
 import { check, run } from './_support.js'
 
 const TOPIC = 'MetadataChangeLog_Versioned_v1'

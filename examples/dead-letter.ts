@@ -6,7 +6,7 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/dead-letter.ts
 //
 // transports: pgqueue kafka
-import { createKafka, deadLetter, logLevel, readDeadLetters } from '../src/index.js'
+import { createKafka, deadLetter, logLevel, readDeadLetters } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {

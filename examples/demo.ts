@@ -1,7 +1,7 @@
 // The zero-setup demo: with no database configured it starts an embedded PostgreSQL (data in ./.pgdata),
 // creates a topic, produces keyed messages with headers, reads them back with a consumer group, and shows the
 // group's committed offsets. Point it at your own server with DATABASE_URL or DATAHUB_PGQUEUE_DATASOURCE_URL.
-import { Kafka, logLevel } from '../src/index.js'
+import { Kafka, logLevel } from 'kafkajs-pgqueue'
 import { run } from './_support.js'
 
 async function main(): Promise<void> {

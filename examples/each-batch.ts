@@ -7,7 +7,7 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/each-batch.ts
 //
 // transports: pgqueue kafka
-import { createKafka, Kafka, logLevel, type EachBatchPayload } from '../src/index.js'
+import { createKafka, Kafka, logLevel, type EachBatchPayload } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 const env = { DATAHUB_MESSAGING_TRANSPORT: 'pgqueue', ...process.env } // the examples default to PostgreSQL

@@ -6,7 +6,7 @@
 //   npx tsx examples/exactly-once.ts
 //
 // transports: pgqueue
-import { Kafka, logLevel, type EachMessagePayload } from '../src/index.js'
+import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {

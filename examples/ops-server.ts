@@ -7,8 +7,7 @@
 //   curl -s 'localhost:9464/openapi/operations/messaging/consumer/lag?detailed=true'
 //
 // transports: pgqueue kafka
-import { createKafka, Kafka, logLevel } from '../src/index.js'
-import { attachConsumerMetrics, attachProducerMetrics, startOpsServer, trackConsumer } from '../src/index.js'
+import { attachConsumerMetrics, attachProducerMetrics, createKafka, Kafka, logLevel, startOpsServer, trackConsumer } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {

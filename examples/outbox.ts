@@ -6,7 +6,7 @@
 //   npx tsx examples/outbox.ts
 //
 // transports: pgqueue
-import { Kafka, logLevel } from '../src/index.js'
+import { Kafka, logLevel } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {

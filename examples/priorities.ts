@@ -8,7 +8,7 @@
 //
 // On Kafka the field is ignored (KafkaJS drops unknown message fields) and order is plain offset order.
 // transports: pgqueue
-import { Kafka, logLevel, type Message } from '../src/index.js'
+import { Kafka, logLevel, type Message } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 const BATCH = 10 // messages per fetch and partition, small so that the split is visible

@@ -4,7 +4,7 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/quickstart.ts
 //
 // transports: pgqueue kafka
-import { createKafka, Kafka, logLevel, type EachMessagePayload } from '../src/index.js'
+import { createKafka, Kafka, logLevel, type EachMessagePayload } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 // createKafka picks the transport from DATAHUB_MESSAGING_TRANSPORT (unset means kafka). The examples default it

@@ -3,7 +3,7 @@
 //   -import { Kafka, logLevel, KafkaJSError, type EachMessagePayload } from 'kafkajs'
 //   +import { Kafka, logLevel, KafkaJSError, type EachMessagePayload } from 'kafkajs-pgqueue'
 //
-// (inside this repository the package is '../src/index.js'). `brokers` is ignored on PostgreSQL; the database
+// (inside this repository tsconfig.json's paths point 'kafkajs-pgqueue' at src/). `brokers` is ignored on PostgreSQL; the database
 // comes from DATABASE_URL / DATAHUB_PGQUEUE_DATASOURCE_URL / PG*, else an embedded server starts. On your own
 // server create the tables once with `npx kafkajs-pgqueue migrate`, or set DATAHUB_PGQUEUE_ENABLED=true.
 //
@@ -11,7 +11,7 @@
 //
 // scripts/run-examples.ts also runs this file on a Kafka broker with the import line put back to 'kafkajs'.
 // transports: pgqueue kafkajs
-import { Kafka, logLevel, KafkaJSError, type EachMessagePayload } from '../src/index.js'
+import { Kafka, logLevel, KafkaJSError, type EachMessagePayload } from 'kafkajs-pgqueue'
 
 // ---------------------------------------------------------------------------------------------------------------
 // The service, as it was written for KafkaJS: an order service publishes OrderPlaced events, the shipping worker

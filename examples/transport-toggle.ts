@@ -5,7 +5,7 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/transport-toggle.ts
 //
 // transports: pgqueue kafka
-import { createKafka, Kafka, logLevel } from '../src/index.js'
+import { createKafka, Kafka, logLevel } from 'kafkajs-pgqueue'
 import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
