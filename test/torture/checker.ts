@@ -93,10 +93,11 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
   checkOrder(deliveries, report)
   checkConcurrency(history, config.sessionTimeoutMs, report)
   if (config.fencedHandlers) checkZombies(history, config.sessionTimeoutMs, report)
-  checkCommits(of('c'), of('x'), atOffset, lossy, report)
+  const invisible = mustStayInvisible(history)
+  checkCommits(of('c'), of('x'), atOffset, lossy, invisible, report)
   checkEos(config.eos ?? [], acks, placesOf, report)
   const writeDuplicates = checkWrites(acks, placesOf, report)
-  checkAborted(history, placesOf, report)
+  checkAborted(invisible, placesOf, report)
   if (config.denseOffsets) checkGaps(atOffset, lossy, report)
   checkAckOffsets(acks, placesOf, report)
   checkErrors(history, report)
@@ -312,12 +313,16 @@ function zombieAfter(history: HistoryEvent[], stop: Fault, cont: Fault, report: 
   }
 }
 
-/** A committed offset c at time t: every stored message of that partition below c was processed by the group by t. */
+/**
+ * A committed offset c at time t: every stored message of that partition below c was processed by the group by t
+ * (an aborted one that was seen anyway is reported as aborted-visible, not here).
+ */
 function checkCommits(
   commits: Commit[],
   processed: Processed[],
   atOffset: Stored,
   lossy: Set<string>,
+  invisible: Map<string, HistoryEvent>,
   report: Report,
 ) {
   const firstDone = new Map<string, Map<bigint, Processed>>()
@@ -339,6 +344,7 @@ function checkCommits(
     let doneBy = -Infinity
     let missing = { offset: -1n, value: '', ev: undefined as unknown as HistoryEvent }
     for (const [offset, { value, ev }] of stored) {
+      if (invisible.has(value)) continue // an aborted message (Kafka gives it an offset) is nothing to process
       const t = done.get(offset)?.t ?? Infinity
       if (t > doneBy) {
         doneBy = t
@@ -422,7 +428,17 @@ function checkWrites(acks: Ack[], placesOf: Places, report: Report): number {
  * Nothing of an aborted, rolled-back, or never-committed transaction is ever visible — unless the same message was
  * also written by an attempt that may have committed (a consume-transform-produce retry writes the same output).
  */
-function checkAborted(history: HistoryEvent[], placesOf: Places, report: Report) {
+function checkAborted(invisible: Map<string, HistoryEvent>, placesOf: Places, report: Report) {
+  for (const [value, cause] of invisible) {
+    const places = placesOf.get(value)
+    if (!places) continue
+    const why = cause.k === 'abort' ? (cause as Aborted).reason : 'its transaction never reached COMMIT'
+    report('aborted-visible', `${value} is visible at ${[...places.keys()].join(', ')} although ${why}`, [cause, ...places.values()])
+  }
+}
+
+/** Messages that must never be visible, with the event that says why (an abort, or a transaction never committed). */
+function mustStayInvisible(history: HistoryEvent[]): Map<string, HistoryEvent> {
   const never = new Map<string, HistoryEvent>()
   const mayCommit = new Set<string>()
   const begun = new Map<string, TxnBegin>()
@@ -439,12 +455,8 @@ function checkAborted(history: HistoryEvent[], placesOf: Places, report: Report)
     if (committing.has(key)) for (const v of b.values) mayCommit.add(v)
     else for (const v of b.values) if (!never.has(v)) never.set(v, b)
   }
-  for (const [value, cause] of never) {
-    const places = placesOf.get(value)
-    if (!places || mayCommit.has(value)) continue
-    const why = cause.k === 'abort' ? (cause as Aborted).reason : 'its transaction never reached COMMIT'
-    report('aborted-visible', `${value} is visible at ${[...places.keys()].join(', ')} although ${why}`, [cause, ...places.values()])
-  }
+  for (const v of mayCommit) never.delete(v)
+  return never
 }
 
 /** pgQueue's offsets are dense: every offset from the first seen to the last seen of a partition holds a message. */

@@ -155,6 +155,9 @@ describe('torture checker', () => {
     const seen: E = { t: 20, w: 'audit', k: 'a', topic: 'a', partition: 0, offset: '0', value: 'x0' }
     expect(kinds([{ t: 1, w: 'p', k: 'abort', via: 'txn', values: ['x0'], reason: 'aborted' }, seen])).toEqual(only('aborted-visible'))
     expect(kinds([{ t: 1, w: 'p', k: 'txb', id: 't1', via: 'outbox', values: ['x0'] }, seen])).toEqual(only('aborted-visible'))
+    // a group that skipped the aborted message and committed past it did right: only the visibility is reported
+    const skipped: E[] = [{ t: 1, w: 'p', k: 'abort', via: 'txn', values: ['x0'], reason: 'aborted' }, seen, c(30, 'c1', 1)]
+    expect(kinds(skipped)).toEqual(only('aborted-visible'))
     // COMMIT was announced: the writer may have died after it went through
     expect(kinds([{ t: 1, w: 'p', k: 'txb', id: 't1', via: 'txn', values: ['x0'] }, { t: 2, w: 'p', k: 'txc', id: 't1' }, seen])).toEqual([])
   })
