@@ -1,5 +1,7 @@
 // Compatibility between a new schema and the versions already in a subject, decided by Avro schema resolution:
-// avsc's `reader.createResolver(writer)` throws when data written with `writer` cannot be read as `reader`.
+// avsc's `reader.createResolver(writer)` throws when data written with `writer` cannot be read as `reader`. Named
+// types match by unqualified name (or alias), as in Avro >= 1.10's SchemaCompatibility that Confluent runs: a
+// namespace-only change is compatible.
 import type { Type } from 'avsc'
 import { COMPATIBILITY_LEVELS, type CompatibilityLevel } from './types.js'
 import { invalidCompatibilityLevel } from './errors.js'
@@ -18,7 +20,7 @@ export function parseCompatibilityLevel(value: unknown): CompatibilityLevel {
 /** Empty when `reader` can read everything `writer` wrote, else the resolver's complaint. */
 function resolutionError(reader: Type, writer: Type): string | undefined {
   try {
-    reader.createResolver(writer)
+    reader.createResolver(writer, { ignoreNamespaces: true })
     return undefined
   } catch (err) {
     return (err as Error).message

@@ -62,3 +62,27 @@ describe('parseCompatibilityLevel', () => {
     }
   })
 })
+
+// Cases from Avro's schema resolution rules (the specification, and Avro >= 1.10 SchemaCompatibility, which
+// Confluent's registry runs): named types match by unqualified name or alias.
+describe('compatibilityProblems: Avro name matching, as Confluent', () => {
+  const named = (name: string, extra: object = {}) =>
+    avro.Type.forSchema({ type: 'record', name, fields: [{ name: 'a', type: 'int' }], ...extra } as avro.Schema)
+  const enumOf = (symbols: string[], extra: object = {}) => avro.Type.forSchema({ type: 'enum', name: 'E', symbols, ...extra } as avro.Schema)
+
+  it('accepts a namespace-only change in both directions', () => {
+    expect(compatibilityProblems('FULL', named('other.R'), history(named('ns.R')))).toEqual([])
+    expect(compatibilityProblems('FULL_TRANSITIVE', named('R'), history(named('ns.R'), named('x.y.R')))).toEqual([])
+  })
+
+  it('refuses a renamed record unless the reader lists the old name as an alias', () => {
+    expect(compatibilityProblems('BACKWARD', named('ns.S'), history(named('ns.R')))).toHaveLength(1)
+    expect(compatibilityProblems('BACKWARD', named('ns.S', { aliases: ['R'] }), history(named('ns.R')))).toEqual([])
+  })
+
+  it('enums: a reader with more symbols reads old data; one with fewer needs a default', () => {
+    expect(compatibilityProblems('BACKWARD', enumOf(['A', 'B']), history(enumOf(['A'])))).toEqual([])
+    expect(compatibilityProblems('BACKWARD', enumOf(['A']), history(enumOf(['A', 'B'])))).toHaveLength(1)
+    expect(compatibilityProblems('BACKWARD', enumOf(['A'], { default: 'A' }), history(enumOf(['A', 'B'])))).toEqual([])
+  })
+})
