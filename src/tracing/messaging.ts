@@ -74,6 +74,9 @@ export function traceSend<T>(batch: ProducerBatch, write: (batch: ProducerBatch)
         parent,
       )
       spans.push(span)
+      // headers that are not an object are left as given, for the producer's validation to refuse
+      const own = message.headers as unknown
+      if (own !== undefined && own !== null && (typeof own !== 'object' || Array.isArray(own))) return message
       const headers: IHeaders = { ...message.headers }
       api.propagation.inject(api.trace.setSpan(parent, span), headers)
       return { ...message, headers }
