@@ -14,6 +14,8 @@ export interface MetricsOptions {
   messagingSystem?: string
   /** told about a lag collection that failed (the lag gauges are then empty) */
   onCollectError?: (err: unknown) => void
+  /** also register prom-client's default Node.js process metrics (CPU, memory, event loop lag, GC) */
+  processMetrics?: boolean
 }
 
 export interface PgQueueMetrics {
@@ -45,8 +47,9 @@ const POLICY_LABELS: Record<keyof PolicyCounts, string> = { age: 'age', rowCap: 
 
 /** One set of metrics in `registry` (default: a fresh one, so two servers or tests never share series). */
 export function createMetrics(registry?: Registry, options: MetricsOptions = {}): PgQueueMetrics {
-  const { Counter, Gauge, Histogram, Registry } = promClient()
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = promClient()
   registry ??= new Registry()
+  if (options.processMetrics) collectDefaultMetrics({ register: registry })
   const system = options.messagingSystem ?? 'pgqueue'
   const registers = [registry]
   const consumerLabels = ['messaging_system', 'topic', 'consumer_group'] as const
