@@ -26,7 +26,9 @@ export function observeRoundTrips<T>(observer: RoundTripObserver, fn: () => Prom
 export async function observed<T>(db: unknown, text: string, values: readonly unknown[], query: () => Promise<T>): Promise<T> {
   const observer = observers.getStore()
   if (!observer) return query()
-  const waiting = db instanceof pg.Pool && db.idleCount === 0 && db.totalCount >= (db.options.max ?? 10) ? db.waitingCount + 1 : 0
+  // a full pool hands its idle clients to earlier waiters first (asynchronously): this call queues behind those
+  const waiting =
+    db instanceof pg.Pool && db.totalCount >= (db.options.max ?? 10) && db.waitingCount >= db.idleCount ? db.waitingCount - db.idleCount + 1 : 0
   const startedAt = Date.now()
   try {
     const result = await query()
