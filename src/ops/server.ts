@@ -1,8 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { hasCredentials } from './http/gate.js'
+import { requireCredentials } from './http/gate.js'
 import { createOpsHandler, type OpsHandler, type OpsHandlerOptions } from './http/handler.js'
-import { isLoopbackHost } from './http/hosts.js'
 
 export interface OpsServerOptions extends OpsHandlerOptions {
   /** default 9464; 0 picks a free port */
@@ -25,19 +24,10 @@ export interface OpsServer {
 
 export const DEFAULT_OPS_PORT = 9464
 
-/** Throws (TypeError) when `host` is not a loopback address and the options carry no credentials. */
-export function requireCredentials(host: string, options: Pick<OpsHandlerOptions, 'token' | 'authenticate'>): void {
-  if (isLoopbackHost(host) || hasCredentials(options)) return
-  throw new TypeError(
-    `Refusing to serve the operations API on ${host} without authentication: give a token (serve: DATAHUB_PGQUEUE_OPS_TOKEN ` +
-      'or --token-file) or an `authenticate` function, or listen on a loopback address',
-  )
-}
-
 /** Serves createOpsHandler on its own port. */
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const { port = DEFAULT_OPS_PORT, host = '127.0.0.1', ...handlerOptions } = options
-  requireCredentials(host, handlerOptions)
+  requireCredentials(host, handlerOptions, 'the operations API')
   const handler = createOpsHandler({ listenHost: host, ...handlerOptions })
   const server = createServer((req, res) => handler(req, res))
   try {

@@ -1,5 +1,6 @@
 import { OPS_TOKEN_ENV, readToken } from '../../ops/http/auth.js'
-import { DEFAULT_OPS_PORT, requireCredentials, startOpsServer } from '../../ops/server.js'
+import { requireCredentials } from '../../ops/http/gate.js'
+import { DEFAULT_OPS_PORT, startOpsServer } from '../../ops/server.js'
 import { createSchemaRegistryServer } from '../../registry/http/server.js'
 import { CONNECTION_OPTIONS, UsageError, flag, int, list, positionals, str, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
@@ -27,7 +28,7 @@ export const serveCommand: Command = {
     const port = int(p, 'port', { min: 0, max: 65535 }) ?? DEFAULT_OPS_PORT
     const token = asUsage(() => readToken(str(p, 'token-file')))
     const host = str(p, 'host') ?? '127.0.0.1'
-    asUsage(() => requireCredentials(host, { token }))
+    asUsage(() => requireCredentials(host, { token }, 'the operations API'))
     await withKafka(p, io, async ({ kafka, ctx }) => {
       const registryHandler = flag(p, 'schema-registry') ? createSchemaRegistryServer({ kafka, basePath: '/schema-registry/api' }) : undefined
       const server = await startOpsServer({

@@ -5,7 +5,7 @@
 //      (an HTML form or a no-cors fetch can only send text/plain, form types or none), then `authorize`.
 import type { IncomingMessage } from 'node:http'
 import { bearerAuthenticator } from './auth.js'
-import { hostAllowList } from './hosts.js'
+import { hostAllowList, isLoopbackHost } from './hosts.js'
 
 export type RequestCheck = (req: IncomingMessage) => boolean | Promise<boolean>
 
@@ -38,7 +38,16 @@ export type RequestGate = (req: IncomingMessage, bodyTypes: BodyTypes) => Promis
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-export const hasCredentials = (o: RequestGateOptions) => o.token !== undefined || o.authenticate !== undefined
+const hasCredentials = (o: RequestGateOptions) => o.token !== undefined || o.authenticate !== undefined
+
+/** Throws (TypeError) when `host` is not a loopback address and the options carry no credentials. */
+export function requireCredentials(host: string, options: Pick<RequestGateOptions, 'token' | 'authenticate'>, what: string): void {
+  if (isLoopbackHost(host) || hasCredentials(options)) return
+  throw new TypeError(
+    `Refusing to serve ${what} on ${host} without authentication: give a token (serve: DATAHUB_PGQUEUE_OPS_TOKEN ` +
+      'or --token-file) or an `authenticate` function, or listen on a loopback address',
+  )
+}
 
 export function createRequestGate(options: RequestGateOptions = {}): RequestGate {
   const hostAllowed = hostAllowList(options.allowedHosts, options.listenHost)

@@ -6,7 +6,8 @@ import { PgSchemaRegistry } from '../registry.js'
 import type { RegistryBackend } from '../backend.js'
 import { isStorableText } from '../../db/text.js'
 import { invalidSchema } from '../errors.js'
-import { errorReply, readJsonBody, send } from './io.js'
+import { createRequestGate, requireCredentials, type RequestGateOptions } from '../../ops/http/gate.js'
+import { errorReply, readJsonBody, REGISTRY_BODY_TYPES, send } from './io.js'
 import { registryRoutes } from './routes.js'
 import type { Router } from './router.js'
 
@@ -106,13 +107,24 @@ export interface StartedSchemaRegistry {
   close(): Promise<void>
 }
 
-/** Starts a stand-alone HTTP server (port 0 = a free port; host defaults to 127.0.0.1). */
+/**
+ * Starts a stand-alone HTTP server (port 0 = a free port; host defaults to 127.0.0.1). Every request passes the ops
+ * server's gate (Host allow-list, `token` / `authenticate`, Origin and media type for changes, `authorize`); any host
+ * but a loopback one needs credentials.
+ */
 export async function startSchemaRegistry(
-  options: SchemaRegistryServerOptions & { port?: number; host?: string },
+  options: SchemaRegistryServerOptions & RequestGateOptions & { port?: number; host?: string },
 ): Promise<StartedSchemaRegistry> {
-  const handler = createSchemaRegistryServer(options)
-  const server = createServer(handler)
   const host = options.host ?? '127.0.0.1'
+  requireCredentials(host, options, 'the schema registry')
+  const handler = createSchemaRegistryServer(options)
+  const gate = createRequestGate({ listenHost: host, ...options })
+  const server = createServer((req, res) => {
+    gate(req, REGISTRY_BODY_TYPES).then(
+      (refused) => (refused ? send(res, { status: refused.status, json: { error_code: refused.status, message: refused.message } }) : handler(req, res)),
+      () => res.destroy(),
+    )
+  })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 0, host, () => resolve())

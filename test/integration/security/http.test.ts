@@ -3,7 +3,7 @@
 // Every refused request is checked to have changed nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startOpsServer, type OpsServer } from '../../../src/ops/index.js'
-import { createSchemaRegistryServer } from '../../../src/registry/http/server.js'
+import { createSchemaRegistryServer, startSchemaRegistry } from '../../../src/registry/http/server.js'
 import { useTestKafka } from '../../helpers/kafka.js'
 import { jsonRequest, raw } from './support.js'
 
@@ -93,6 +93,29 @@ describe('one authorization path for every route', () => {
     await expect(startOpsServer({ kafka: t.kafka, port: 0, host: '0.0.0.0' })).rejects.toThrow(/without authentication/)
     await expect(startOpsServer({ kafka: t.kafka, port: 0, host: '::' })).rejects.toThrow(/without authentication/)
     await expect(startOpsServer({ kafka: t.kafka, port: 0, token: 'short' })).rejects.toThrow(/at least 16 characters/)
+  })
+})
+
+describe('the stand-alone schema registry passes the same gate', () => {
+  it('Host, Origin, media type, token; refuses a non-loopback host without credentials', async () => {
+    await expect(startSchemaRegistry({ kafka: t.kafka, host: '0.0.0.0' })).rejects.toThrow(/without authentication/)
+    const reg = await startSchemaRegistry({ kafka: t.kafka, basePath: '/schema-registry/api', token: TOKEN })
+    try {
+      const auth = { authorization: `Bearer ${TOKEN}` }
+      const body = JSON.stringify({ schema: SCHEMA })
+      const url = `${reg.url}/subjects/standalone/versions`
+      const probes = {
+        anonymous: await raw(`${reg.url}/subjects`, 'GET'),
+        rebound: await raw(`${reg.url}/subjects`, 'GET', { headers: { ...auth, host: 'rebind.evil.example' } }),
+        crossOrigin: await raw(url, 'POST', { headers: { ...auth, 'content-type': 'application/json', origin: 'http://evil.example' }, body }),
+        textPlain: await raw(url, 'POST', { headers: { ...auth, 'content-type': 'text/plain' }, body }),
+        ok: await raw(url, 'POST', { headers: { ...auth, 'content-type': 'application/vnd.schemaregistry.v1+json' }, body }),
+      }
+      expect(Object.fromEntries(Object.entries(probes).map(([k, r]) => [k, r.status]))).toEqual({ anonymous: 401, rebound: 403, crossOrigin: 403, textPlain: 415, ok: 200 })
+      expect(probes.anonymous.json).toMatchObject({ error_code: 401 })
+    } finally {
+      await reg.close()
+    }
   })
 })
 
