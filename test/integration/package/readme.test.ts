@@ -10,6 +10,8 @@ import { root } from './tarball.js'
 
 const run = promisify(execFile)
 const db = useTestSchema('readme')
+// inside the repository, so tsconfig.json's paths resolve 'kafkajs-pgqueue' to src/
+fs.mkdirSync(path.join(root, '.cache'), { recursive: true })
 const scratch = fs.mkdtempSync(path.join(root, '.cache', 'readme-'))
 afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
 
