@@ -9,6 +9,8 @@ import { uniqueName } from '../../helpers/kafka.js'
 import { useSharingFixture } from './sharing.js'
 
 const f = useSharingFixture('dh_offsets')
+// DataHub's per-message SQL is slow on a busy shared machine: a bound that catches hangs, not a timing claim
+const LOADED_MACHINE_TIMEOUT_MS = 90_000
 let admin: Admin
 
 beforeAll(async () => {
@@ -48,7 +50,7 @@ describe('rows DataHub writes (scenario 2)', () => {
     const expected = Object.fromEntries([0, 1, 2, 3].map((p) => [p, counts.get(p) ?? '0']))
     expect(high, 'high watermarks').toEqual(expected)
     expect(await offsetsOf(group, topic), 'committed offsets after consuming every row').toEqual(expected)
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 
   it('on a topic only DataHub created (ensure_topic), our consumer reads every row and admin reports them', async () => {
     const topic = uniqueName('dh-only')
@@ -59,7 +61,7 @@ describe('rows DataHub writes (scenario 2)', () => {
     const counts = await rowsPerPartition(topic)
     const high = Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]))
     expect(high).toEqual(Object.fromEntries([0, 1].map((p) => [p, counts.get(p) ?? '0'])))
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 
   it('partitions added by DataHub (its topic upsert grows the count) are read and reported like the others', async () => {
     const topic = uniqueName('dh-grown')
@@ -72,7 +74,7 @@ describe('rows DataHub writes (scenario 2)', () => {
     expect(new Set(got.map((m) => m.value)).size).toBe(80)
     const high = Object.fromEntries((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.high]))
     expect(high).toEqual(Object.fromEntries([0, 1, 2, 3].map((p) => [p, counts.get(p)])))
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 })
 
 describe("one group's offsets, committed by either family (scenario 3)", () => {
@@ -97,7 +99,7 @@ describe("one group's offsets, committed by either family (scenario 3)", () => {
       Array.from({ length: 40 }, () => 'd'),
     )
     expect(warnings.filter((w) => /STUCK_AHEAD/.test(w))).toEqual([])
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 
   it('our commit is where a DataHub consumer of the group continues', async () => {
     const topic = await f.createTopic(2, 'ours-commit')
@@ -109,7 +111,7 @@ describe("one group's offsets, committed by either family (scenario 3)", () => {
     expect(rest.map((m) => m.payload.toString().split('.')[0]), 'DataHub got only the 40 rows after our commit').toEqual(
       Array.from({ length: 40 }, () => 'f'),
     )
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 
   it('a DataHub commit over the start position our consumer wrote reads as committed', async () => {
     const topic = uniqueName('dh-over-start')
@@ -122,5 +124,5 @@ describe("one group's offsets, committed by either family (scenario 3)", () => {
     expect(await drainDataHubGroup(f.dataHub(), group, topic)).toHaveLength(20)
     const counts = await rowsPerPartition(topic)
     expect(await offsetsOf(group, topic)).toEqual(Object.fromEntries([0, 1].map((p) => [p, counts.get(p) ?? '0'])))
-  })
+  }, LOADED_MACHINE_TIMEOUT_MS)
 })
