@@ -62,3 +62,14 @@ export const referenceExists = (subject: string, version: number, ids: number[])
     `One or more references exist to the schema {subject=${subject}, version=${version}}: schema ids ${ids.join(', ')}`,
   )
 export const backendError = (message: string) => new SchemaRegistryError(500, 50001, `Error in the backend data store: ${message}`)
+export const invalidMode = (mode: unknown) =>
+  new SchemaRegistryError(
+    422,
+    42204,
+    mode === 'IMPORT'
+      ? 'Invalid mode IMPORT: not supported by this registry (it assigns ids and versions itself); use READWRITE or READONLY'
+      : `Invalid mode ${JSON.stringify(mode)}: expected READWRITE or READONLY`,
+  )
+export const readOnlyMode = (subject: string) =>
+  new SchemaRegistryError(422, 42205, `Subject ${q(subject)} is in read-only mode`)
+export const modeNotFound = (subject: string) => new SchemaRegistryError(404, 40409, `Subject ${q(subject)} has no mode of its own`)

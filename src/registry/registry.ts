@@ -15,6 +15,8 @@ import {
   deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility,
 } from './config.js'
 import { deleteSubject, deleteSubjectVersion } from './deletes.js'
+import { assertWritable, readMode, removeMode, writeMode } from './mode.js'
+import type { RegistryMode } from '../store/registryMode.js'
 import { incompatibleSchema, invalidSchema, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
 import { SchemaResolver, type PreparedSchema } from './resolver.js'
 import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion } from './types.js'
@@ -55,6 +57,7 @@ export class PgSchemaRegistry {
     const prepared = await this.resolver.prepare(input)
     return this.db.transaction(async (client) => {
       await lockSubject(client, this.tables, subject)
+      await assertWritable(client, this.tables, subject)
       const live = await subjectVersions(client, this.tables, subject, false)
       const same = live.find((v) => v.hash === prepared.hash)
       if (same) return { id: same.id, version: same.version }
@@ -156,12 +159,29 @@ export class PgSchemaRegistry {
   }
 
   /** DELETE /subjects/{s}: soft delete, or with `permanent` remove what a soft delete left. */
-  deleteSubject(subject: string, opts: { permanent?: boolean } = {}): Promise<number[]> {
+  async deleteSubject(subject: string, opts: { permanent?: boolean } = {}): Promise<number[]> {
+    await assertWritable(this.pool, this.tables, subject)
     return deleteSubject(this.db, this.tables, subject, opts.permanent ?? false)
   }
 
-  deleteVersion(subject: string, selector: VersionSelector, opts: { permanent?: boolean } = {}): Promise<number> {
+  async deleteVersion(subject: string, selector: VersionSelector, opts: { permanent?: boolean } = {}): Promise<number> {
+    await assertWritable(this.pool, this.tables, subject)
     return deleteSubjectVersion(this.db, this.tables, subject, selector, opts.permanent ?? false)
+  }
+
+  /** GET /mode[/{s}] */
+  getMode(subject?: string, opts: { defaultToGlobal?: boolean } = {}): Promise<RegistryMode> {
+    return readMode(this.pool, this.tables, subject, opts.defaultToGlobal ?? false)
+  }
+
+  /** PUT /mode[/{s}]: READWRITE or READONLY (42204 otherwise). */
+  setMode(mode: unknown, subject?: string): Promise<RegistryMode> {
+    return writeMode(this.pool, this.tables, mode, subject)
+  }
+
+  /** DELETE /mode/{s} */
+  deleteMode(subject: string): Promise<RegistryMode> {
+    return removeMode(this.pool, this.tables, subject)
   }
 
   /** The global level, or a subject's own (40408 when unset unless `defaultToGlobal`). */

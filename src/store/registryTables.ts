@@ -9,9 +9,11 @@ export interface RegistryTables {
   config: string
   /** per subject, the highest version ever handed out (V013) */
   subject: string
+  /** registry modes (V014) */
+  mode: string
 }
 
 export function registryTables(t: Tables): RegistryTables {
   const q = (suffix: string) => `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_${suffix}`)}`
-  return { schema: q('schema'), reference: q('schema_reference'), version: q('schema_version'), config: q('schema_config'), subject: q('schema_subject') }
+  return { schema: q('schema'), reference: q('schema_reference'), version: q('schema_version'), config: q('schema_config'), subject: q('schema_subject'), mode: q('schema_mode') }
 }

@@ -42,7 +42,14 @@ export function registryRoutes(registry: PgSchemaRegistry): Router {
   const body = async (req: RouteRequest) => ((await req.body()) ?? {}) as SchemaInput
 
   r.on('GET', '/', async () => ({ json: {} }))
-  r.on('GET', '/mode', async () => ({ json: { mode: 'READWRITE' } }))
+  const mode = async (req: RouteRequest) => ((await req.body()) as { mode?: unknown } | undefined)?.mode
+  r.on('GET', '/mode', async () => ({ json: { mode: await registry.getMode() } }))
+  r.on('PUT', '/mode', async (req) => ({ json: { mode: await registry.setMode(await mode(req)) } }))
+  r.on('GET', '/mode/:subject', async (req) => ({
+    json: { mode: await registry.getMode(req.params.subject!, { defaultToGlobal: flag(req, 'defaultToGlobal') }) },
+  }))
+  r.on('PUT', '/mode/:subject', async (req) => ({ json: { mode: await registry.setMode(await mode(req), req.params.subject!) } }))
+  r.on('DELETE', '/mode/:subject', async (req) => ({ json: { mode: await registry.deleteMode(req.params.subject!) } }))
   r.on('GET', '/schemas/types', async () => ({ json: ['AVRO'] }))
   r.on('GET', '/schemas', async (req) => {
     const rows = await registry.listSchemas({
