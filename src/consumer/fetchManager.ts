@@ -65,8 +65,11 @@ interface Prefetch {
  */
 export class FetchManager {
   private prefetch?: Prefetch
-  /** rows the last fetch returned, for choosing how to fetch next */
+  /** rows the last fetch returned, and their mean payload size, for choosing how to fetch next */
   private lastFetchRows = 0
+  private lastRowBytes = 0
+  /** the per-priority row limit of the fetch whose rows are being cut into batches */
+  private rowLimit = 0
 
   constructor(private readonly o: FetchManagerOptions) {}
 
@@ -86,7 +89,7 @@ export class FetchManager {
       const state = states[i]
       if (!f) return this.o.onFenced(state)
       state.highWatermark = f.highWatermark
-      const limits = { bands: this.o.bands, perBatch: this.o.perBatch, count: perRound, maxBytes: this.o.maxBytesPerPartition, fetchLimit: this.o.perBatch * perRound }
+      const limits = { bands: this.o.bands, perBatch: this.o.perBatch, count: perRound, maxBytes: this.o.maxBytesPerPartition, fetchLimit: this.rowLimit }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))
       if (batches.length === 0) return
       for (const delivered of batches) for (const d of delivered) state.delivered(d.seq, d.priority)
@@ -150,12 +153,18 @@ export class FetchManager {
    */
   private async fetch(states: PartitionState[]): Promise<Array<FetchedPartition | null>> {
     const { perBatch, maxBytes, maxBytesPerPartition } = this.o
-    const limit = {
-      rows: perBatch * this.batchesPerRound(states.length),
-      bytesPerPartition: Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length))),
-    }
+    const bytesPerPartition = Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length)))
+    // the statement reads up to `rows` per priority before the byte budget cuts them: ask for about as many as the
+    // budget holds at the last fetch's row size, so large messages are not read only to be dropped
+    const byBytes = this.lastRowBytes > 0 ? Math.ceil((bytesPerPartition / this.lastRowBytes) * 1.25) + 1 : Infinity
+    const limit = { rows: Math.max(1, Math.min(perBatch * this.batchesPerRound(states.length), byBytes)), bytesPerPartition }
+    this.rowLimit = limit.rows
     const fetched = await this.o.source.fetch(states, limit, this.lastFetchRows >= perBatch)
-    this.lastFetchRows = fetched.reduce((n, f) => n + (f?.rows.length ?? 0), 0)
+    let rows = 0
+    let bytes = 0
+    for (const f of fetched) for (const r of f?.rows ?? []) (rows++, (bytes += r.payloadBytes))
+    this.lastFetchRows = rows
+    if (rows > 0) this.lastRowBytes = Math.max(1, bytes / rows)
     return fetched
   }
 

@@ -66,20 +66,20 @@ function selectText(
       SELECT b.enqueue_seq, b.priority, b.kafka_flags, b.payload_compression, b.routing_key, b.message_key,
              ${bulk ? 'b.payload' : "encode(b.payload, 'base64')"}, b.headers::text, b.message_timestamp,
              (extract(epoch FROM b.enqueued_at) * 1000)::int8
-      FROM (
-        SELECT x.*, sum(x.payload_bytes) OVER (ORDER BY x.priority, x.enqueue_seq) AS fetched_bytes
-        FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
-        CROSS JOIN LATERAL (
-          SELECT * FROM ${t.message} y
+      FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
+      CROSS JOIN LATERAL (
+        SELECT x.* FROM (
+          SELECT y.*, sum(y.payload_bytes) OVER (ORDER BY y.priority, y.enqueue_seq) AS fetched_bytes
+          FROM ${t.message} y
           WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
             AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
             AND y.priority <= pr.priority::int2
           ORDER BY y.priority, y.enqueue_seq
           LIMIT ${args.limit}
         ) x
+        -- the byte budget: rows come in index order, the first always, however large
+        WHERE x.fetched_bytes - x.payload_bytes < ${args.bytes}
       ) b
-      -- the partition's byte budget, in priority order; the first row always comes, however large
-      WHERE b.fetched_bytes - b.payload_bytes < ${args.bytes}
     ) m ON true`
 }
 
