@@ -4,6 +4,11 @@ export interface LocalGroupMember {
   readonly lockOwner: string
   readonly generation: number
   holds(topicId: string, partition: number): boolean
+  /**
+   * A commit of `offset` on a held partition as per-priority positions that never pass a message this member was
+   * not given (the explicit-commit rule of decision 005); undefined for a partition it does not hold.
+   */
+  explicitPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined
 }
 
 const members = new WeakMap<object, Set<LocalGroupMember>>()

@@ -97,8 +97,16 @@ export class GroupMembership implements LocalGroupMember {
   }
 
   holds(topicId: string, partition: number): boolean {
-    for (const s of this.partitions.values()) if (s.topicId === topicId && s.partition === partition && !s.revoked) return true
-    return false
+    return this.held(topicId, partition) !== undefined
+  }
+
+  explicitPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined {
+    return this.held(topicId, partition)?.explicitPositions(offset)
+  }
+
+  private held(topicId: string, partition: number): PartitionState | undefined {
+    for (const s of this.partitions.values()) if (s.topicId === topicId && s.partition === partition && !s.revoked) return s
+    return undefined
   }
 
   get topicIds(): string[] {

@@ -133,8 +133,14 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         const owner = member ? { group: consumerGroupId, lockOwner: member.lockOwner, generation: member.generation } : null
+        // with priorities, an offset past a lower-priority message the member was not given yet is stored as
+        // per-priority positions, as an explicit commit is: the next owner still gets that message
+        const positioned = commits.map((c) => {
+          const priorityPositions = member?.explicitPositions(c.topicId, c.partition, BigInt(c.offset))
+          return priorityPositions ? { ...c, offset: undefined, priorityPositions } : c
+        })
         const done = await this.network.as('TxnOffsetCommit', () =>
-          commitOffsets(client, db.tables, consumerGroupId, commits, {
+          commitOffsets(client, db.tables, consumerGroupId, positioned, {
             lockOwner: owner?.lockOwner ?? null,
             generation: owner?.generation,
             exact: true,

@@ -64,4 +64,54 @@ describe('explicit commits with priorities', () => {
     expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
     expect(redelivered).not.toContain('urgent')
   }, 30_000)
+
+  it('transaction.sendOffsets(offset + 1) of an urgent message (consume-transform-produce) stores no offset past the older ones', async () => {
+    const topic = await t.createTopic(1)
+    const out = await t.createTopic(1)
+    const group = uniqueName('g')
+    const producer = await t.producer()
+    const normal = Array.from({ length: 5 }, (_, i) => ({ value: `n${i}`, partition: 0, priority: 5 }))
+    await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
+    const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+
+    const first = await t.consumer({ groupId: group })
+    await first.subscribe({ topic, fromBeginning: true })
+    const seen: string[] = []
+    let copied!: () => void
+    const done = new Promise<void>((r) => (copied = r))
+    await first.run({
+      autoCommit: false,
+      eachMessage: async ({ message, partition }) => {
+        seen.push(message.value!.toString())
+        if (seen.length > 1) return
+        const tx = await copier.transaction()
+        await tx.send({ topic: out, messages: [{ value: message.value }] })
+        await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }] })
+        await tx.commit()
+        copied()
+      },
+    })
+    await done
+    await first.disconnect()
+    expect(seen[0]).toBe('urgent')
+    const stored = await storedOffset(group)
+
+    const next = await t.consumer({ groupId: group })
+    await next.subscribe({ topic, fromBeginning: true })
+    const redelivered: string[] = []
+    let all!: () => void
+    const got = new Promise<void>((r) => (all = r))
+    await next.run({
+      eachMessage: async ({ message }) => {
+        redelivered.push(message.value!.toString())
+        if (normal.every((n) => redelivered.includes(n.value))) all()
+      },
+    })
+    await got
+    console.log(`stored offset after sendOffsets: ${stored}; next member got ${redelivered.join(',')}`)
+    // before: the transaction stored 6 and the next member got nothing (offsets 0-4 lost)
+    expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
+    expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
+    expect(redelivered).not.toContain('urgent')
+  }, 30_000)
 })
