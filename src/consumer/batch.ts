@@ -49,13 +49,8 @@ export function toKafkaMessage(row: FetchedRow, topic: string, partition: number
 export function createBatch(topic: string, partition: number, highWatermark: string, delivered: DeliveredMessage[]): Batch {
   const messages = delivered.map((d) => d.message)
   const hw = BigInt(highWatermark)
-  // KafkaJS's first/last message, which in Kafka's offset-ordered batches are the lowest and highest offsets. With
-  // priorities a batch is in band order (47, 49..53, 48), so the span is what these mean: a loop committing
-  // lastOffset() + 1 (the consume-transform-produce pattern) then covers the whole batch, clamped by the commit rule
-  const offsets = messages.map((m) => BigInt(m.offset))
-  const span = (pick: (a: bigint, b: bigint) => boolean) => offsets.reduce((x, o) => (pick(o, x) ? o : x)).toString()
-  const firstOffset = () => (offsets.length === 0 ? null : span((a, b) => a < b))
-  const lastOffset = () => (offsets.length === 0 ? (hw - 1n).toString() : span((a, b) => a > b))
+  const firstOffset = () => (messages.length === 0 ? null : messages[0].offset)
+  const lastOffset = () => (messages.length === 0 ? (hw - 1n).toString() : messages[messages.length - 1].offset)
   return {
     topic,
     partition,

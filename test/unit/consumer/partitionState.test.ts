@@ -70,11 +70,4 @@ describe('batch decoding', () => {
     const empty = createBatch('t', 0, '10', [])
     expect([empty.isEmpty(), empty.firstOffset(), empty.lastOffset()]).toEqual([true, null, '9'])
   })
-
-  it('spans a batch in priority order from its lowest to its highest offset', () => {
-    // offsets 47, 49..53, 48: the band order of a mixed-priority fetch
-    const delivered = [48, 50, 51, 52, 53, 54, 49].map((seq) => toKafkaMessage(row(seq), 't', 0))
-    const batch = createBatch('t', 0, '60', delivered)
-    expect([batch.firstOffset(), batch.lastOffset(), batch.offsetLag(), batch.offsetLagLow()]).toEqual(['47', '53', '6', '12'])
-  })
 })
