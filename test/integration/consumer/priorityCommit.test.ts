@@ -13,12 +13,33 @@ async function storedOffset(group: string): Promise<string | undefined> {
   return rows[0]?.offset_value
 }
 
+const normal = Array.from({ length: 5 }, (_, i) => ({ value: `n${i}`, partition: 0, priority: 5 }))
+
+/** The next member of the group gets every normal message the first never handled, and not the urgent one again. */
+async function expectNextMemberGetsTheRest(topic: string, group: string, stored: string | undefined, how: string) {
+  const next = await t.consumer({ groupId: group })
+  await next.subscribe({ topic, fromBeginning: true })
+  const redelivered: string[] = []
+  let all!: () => void
+  const got = new Promise<void>((r) => (all = r))
+  await next.run({
+    eachMessage: async ({ message }) => {
+      redelivered.push(message.value!.toString())
+      if (normal.every((n) => redelivered.includes(n.value))) all()
+    },
+  })
+  await got
+  console.log(`stored offset after ${how}: ${stored}; next member got ${redelivered.join(',')}`)
+  expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
+  expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
+  expect(redelivered).not.toContain('urgent')
+}
+
 describe('explicit commits with priorities', () => {
   it('commitOffsets(offset + 1) of an urgent message stores no offset past the older messages not handled yet', async () => {
     const topic = await t.createTopic(1)
     const group = uniqueName('g')
     const producer = await t.producer()
-    const normal = Array.from({ length: 5 }, (_, i) => ({ value: `n${i}`, partition: 0, priority: 5 }))
     await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
 
     const first = await t.consumer({ groupId: group })
@@ -46,23 +67,7 @@ describe('explicit commits with priorities', () => {
     release()
     await stopping
 
-    // the next member must get every message the first one never handled
-    const next = await t.consumer({ groupId: group })
-    await next.subscribe({ topic, fromBeginning: true })
-    const redelivered: string[] = []
-    let all!: () => void
-    const got = new Promise<void>((r) => (all = r))
-    await next.run({
-      eachMessage: async ({ message }) => {
-        redelivered.push(message.value!.toString())
-        if (normal.every((n) => redelivered.includes(n.value))) all()
-      },
-    })
-    await got
-    console.log(`stored offset after the explicit commit: ${stored}; next member got ${redelivered.join(',')}`)
-    expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
-    expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
-    expect(redelivered).not.toContain('urgent')
+    await expectNextMemberGetsTheRest(topic, group, stored, 'the explicit commit')
   }, 30_000)
 
   it('transaction.sendOffsets(offset + 1) of an urgent message (consume-transform-produce) stores no offset past the older ones', async () => {
@@ -70,7 +75,6 @@ describe('explicit commits with priorities', () => {
     const out = await t.createTopic(1)
     const group = uniqueName('g')
     const producer = await t.producer()
-    const normal = Array.from({ length: 5 }, (_, i) => ({ value: `n${i}`, partition: 0, priority: 5 }))
     await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
     const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
 
@@ -96,22 +100,7 @@ describe('explicit commits with priorities', () => {
     expect(seen[0]).toBe('urgent')
     const stored = await storedOffset(group)
 
-    const next = await t.consumer({ groupId: group })
-    await next.subscribe({ topic, fromBeginning: true })
-    const redelivered: string[] = []
-    let all!: () => void
-    const got = new Promise<void>((r) => (all = r))
-    await next.run({
-      eachMessage: async ({ message }) => {
-        redelivered.push(message.value!.toString())
-        if (normal.every((n) => redelivered.includes(n.value))) all()
-      },
-    })
-    await got
-    console.log(`stored offset after sendOffsets: ${stored}; next member got ${redelivered.join(',')}`)
     // before: the transaction stored 6 and the next member got nothing (offsets 0-4 lost)
-    expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
-    expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
-    expect(redelivered).not.toContain('urgent')
+    await expectNextMemberGetsTheRest(topic, group, stored, 'sendOffsets')
   }, 30_000)
 })
