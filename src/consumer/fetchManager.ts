@@ -116,7 +116,7 @@ export class FetchManager {
     concurrency: number,
     process: (state: PartitionState, delivered: DeliveredMessage[]) => Promise<void>,
     running: () => boolean,
-    mayDeliver: (state: PartitionState) => boolean,
+    mayDeliver: (state: PartitionState) => Promise<boolean>,
   ): Promise<void> {
     const queue = [...work]
     const unfinished = new Set(work)
@@ -126,7 +126,7 @@ export class FetchManager {
         const positions = [...state.positions]
         let done = 0
         for (const delivered of w.batches) {
-          if (!running() || !mayDeliver(state)) break
+          if (!running() || !(await mayDeliver(state))) break
           await process(state, delivered)
           done++
           if (state.revoked || state.pendingSeek !== undefined) break

@@ -79,6 +79,8 @@ export class GroupMembership implements LocalGroupMember {
   private lastBeat = -Infinity
   private needsSync = true
   private waitingForLeader = false
+  /** the group's current generation is not the one this member holds its leases in */
+  private generationMoved = false
   private announced = false
   private offered?: Array<{ name: string; metadata: Buffer }>
   private serial: Promise<unknown> = Promise.resolve()
@@ -131,6 +133,14 @@ export class GroupMembership implements LocalGroupMember {
   /** Someone joined or left, or a fetch was fenced: re-read the group at the next opportunity. */
   markChanged(): void {
     this.needsSync = true
+  }
+
+  /**
+   * The group moved to a generation this member has not taken yet: its leases are no longer renewed and may go to
+   * another member, so nothing more is handed to a handler until the next sync (KafkaJS's REBALANCE_IN_PROGRESS).
+   */
+  get rebalancing(): boolean {
+    return this.generationMoved
   }
 
   /** Whether this member's lease of the partition is surely still live (by the monotonic clock). */
@@ -238,6 +248,7 @@ export class GroupMembership implements LocalGroupMember {
     const rebalance = mine !== undefined && generation!.generation !== this.generation
     if (rebalance && !mayRebalance) this.needsSync = true
     if (rebalance && mayRebalance) await this.adopt(generation!, mine)
+    this.generationMoved = generation !== null && generation.generation !== this.generation
     // leases of an older generation are not renewed: they lapse, and the fetch fence already refuses them
     if (mine !== undefined && generation!.generation === this.generation) await this.renewLeases()
     emitter.emit(consumerEvents.HEARTBEAT, { groupId, memberId: this.memberId, groupGenerationId: this.generation })

@@ -161,14 +161,25 @@ export class Runner {
   }
 
   private processAll(work: PartitionWork[]): Promise<void> {
-    const { paused, concurrency } = this.o
     return this.o.fetcher.runWorkers(
       work,
-      concurrency,
+      this.o.concurrency,
       (state, delivered) => this.process(state, delivered),
       () => this.running,
-      (state) => !paused.isPaused(state.topic, state.partition) && this.o.membership.leaseLive(state),
+      (state) => this.mayDeliver(state),
     )
+  }
+
+  /**
+   * Right before a batch goes to the handler: beat if one is due (KafkaJS heartbeats between batches), so a batch
+   * starts with at least sessionTimeout - heartbeatInterval of lease left, however long the batches before it in
+   * the round took; and nothing is handed out once the group moved to a generation this member has not taken.
+   */
+  private async mayDeliver(state: PartitionState): Promise<boolean> {
+    const { paused, membership } = this.o
+    if (paused.isPaused(state.topic, state.partition)) return false
+    await membership.heartbeatIfDue()
+    return membership.leaseLive(state) && !membership.rebalancing && !state.revoked
   }
 
   private async process(state: PartitionState, delivered: DeliveredMessage[]): Promise<void> {
@@ -203,7 +214,7 @@ export class Runner {
       }
     }
     const heartbeat = () => membership.heartbeatIfDue()
-    const stale = () => state.pendingSeek !== undefined || state.revoked || !membership.leaseLive(state)
+    const stale = () => state.pendingSeek !== undefined || state.revoked || membership.rebalancing || !membership.leaseLive(state)
     const { autoCommit, autoCommitInterval, autoCommitThreshold } = this.o
     const commitsByPolicy = autoCommit && (autoCommitInterval !== null || autoCommitThreshold !== null)
     try {

@@ -2,6 +2,7 @@
 // the events that show it. Pure: no database, no clock; unit-tested on hand-made histories
 // (test/unit/torture/checker.test.ts).
 import { priorityOf, type Ack, type Aborted, type Commit, type Delivery, type Fault, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
+import { heartbeatIntervalFor } from './spec.js'
 
 export const VIOLATION_KINDS = [
   'lost', // an acknowledged message never delivered to a group subscribed to its topic
@@ -225,10 +226,13 @@ interface Interval {
 
 /**
  * No two handlers of one group's partition overlap in time. A handler that ran longer than the session timeout
- * (slow, or its process stopped) lost the partition by design: a handler that starts while it runs is excused; a
- * handler that *starts* while another, shorter one runs is not (the zombie resumed and took new messages).
+ * less one heartbeat interval (slow, or its process stopped) may have lost the partition by design: a batch is
+ * handed out at most a heartbeat interval after the member's last heartbeat, and the session runs from that
+ * heartbeat (as on Kafka). A handler that starts while it runs is excused; a handler that *starts* while another,
+ * shorter one runs is not.
  */
 function checkConcurrency(history: HistoryEvent[], sessionTimeoutMs: number, report: Report) {
+  const excusedAfterMs = sessionTimeoutMs - heartbeatIntervalFor(sessionTimeoutMs)
   const open = new Map<string, HandlerEnter>()
   const intervals: Interval[] = []
   const lastSeen = new Map<string, number>()
@@ -263,7 +267,7 @@ function checkConcurrency(history: HistoryEvent[], sessionTimeoutMs: number, rep
     for (const iv of list) {
       for (let i = running.length - 1; i >= 0; i--) if (running[i].end <= iv.enter.t) running.splice(i, 1)
       for (const other of running) {
-        if (other.end - other.enter.t > sessionTimeoutMs) continue // it had lost the partition: moving on is by design
+        if (other.end - other.enter.t > excusedAfterMs) continue // it may have lost the partition: moving on is by design
         const same = other.enter.w === iv.enter.w
         report(
           'concurrent',

@@ -2,6 +2,9 @@
 // from. The CI mix is a subset of these (see options.ts).
 export type Transport = 'pgqueue' | 'kafka'
 
+/** The consumers' heartbeat interval for a session timeout (the checker's concurrency excuse depends on it). */
+export const heartbeatIntervalFor = (sessionTimeoutMs: number): number => Math.max(100, Math.floor(sessionTimeoutMs / 10))
+
 export const PRODUCER_OPS = ['send', 'batch', 'idempotent', 'txn', 'outbox-rc', 'outbox-rr', 'outbox-ser'] as const
 export type ProducerOp = (typeof PRODUCER_OPS)[number]
 

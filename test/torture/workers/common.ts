@@ -9,7 +9,7 @@ import { createKafka } from '../../../src/transport.js'
 import { logLevel } from '../../../src/kafkajs/exports.js'
 import { createRecorder, type Recorder } from '../history.js'
 import { createRng, type Rng } from '../rng.js'
-import type { ConsumerSpec, Connection, TransformSpec, WorkerSpec } from '../spec.js'
+import { heartbeatIntervalFor, type ConsumerSpec, type Connection, type TransformSpec, type WorkerSpec } from '../spec.js'
 
 export const DRAIN_FILE = 'DRAIN'
 
@@ -128,7 +128,7 @@ export function groupMember(w: Worker<ConsumerSpec | TransformSpec>, groupId: st
   const c = w.kafka.consumer({
     groupId,
     sessionTimeout: w.spec.sessionTimeoutMs,
-    heartbeatInterval: Math.max(100, Math.floor(w.spec.sessionTimeoutMs / 10)),
+    heartbeatInterval: heartbeatIntervalFor(w.spec.sessionTimeoutMs),
     maxWaitTimeInMs: 300,
     retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 8 },
   })
