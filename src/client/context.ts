@@ -37,7 +37,7 @@ export class PgQueueContext {
   private opening?: Promise<Database>
   private database?: Database
   private embedded?: { stop(): Promise<void> }
-  private clientConfig: pg.ClientConfig = {}
+  private newClient: () => pg.Client = () => new pg.Client()
   private endpointText = 'pgqueue'
   private partitionsCheckedAt = 0
   private maintenance?: Promise<MaintenanceHandle>
@@ -50,7 +50,7 @@ export class PgQueueContext {
   ) {
     this.tables = tablesFor(config.schema, config.tablePrefix)
     this.topics = new TopicCache(metadataMaxAgeMs)
-    this.wakeups = new Wakeups(() => this.clientConfig, this.tables.notifyChannel, logger.namespace('Wakeups'))
+    this.wakeups = new Wakeups(() => this.newClient(), this.tables.notifyChannel, logger.namespace('Wakeups'))
   }
 
   /** The open database; throws when no client of this Kafka is connected. */
@@ -112,9 +112,9 @@ export class PgQueueContext {
 
   private async open(): Promise<Database> {
     const { config, logger } = this
-    const { poolConfig, embedded } = await resolvePoolConfig(config, (msg) => logger.info(msg))
+    const { poolConfig, newClient, embedded } = await resolvePoolConfig(config, (msg) => logger.info(msg))
     this.embedded = embedded
-    this.clientConfig = { ...poolConfig }
+    this.newClient = newClient
     const pool = new pg.Pool(poolConfig)
     describePoolTimeouts(pool, { name: `pgQueue pool of schema "${config.schema}"`, max: config.pool.max, waitMs: config.pool.connectionTimeoutMillis })
     this.endpointText = endpointOf(pool)

@@ -15,7 +15,8 @@ export class Wakeups extends EventEmitter {
   private users = 0
 
   constructor(
-    private readonly poolConfig: () => pg.ClientConfig,
+    /** a connection with the pool's settings (and its host selection) */
+    private readonly newClient: () => pg.Client,
     private readonly channel: string,
     private readonly logger: Logger,
   ) {
@@ -46,7 +47,7 @@ export class Wakeups extends EventEmitter {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(this.poolConfig())
+    const client = this.newClient()
     client.on('notification', (msg) => {
       const payload = msg.payload ?? ''
       if (payload.startsWith('g:')) this.emit('group', payload.slice(2))

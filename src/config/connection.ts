@@ -2,6 +2,7 @@
 // explicit option > DATAHUB_PGQUEUE_DATASOURCE_URL (+ _USERNAME/_PASSWORD) > DATABASE_URL > PG* variables > embedded.
 import type { ConnectionOptions } from 'node:tls'
 import { invalid, readEnvNonEmpty } from './env.js'
+import { firstHostOnly, hostPart, jdbcTarget, splitHostList } from './hostList.js'
 import type { ConnectionConfig, PgQueueOptions } from './types.js'
 
 const PG_ENV = ['PGHOST', 'PGDATABASE', 'PGUSER', 'PGPORT', 'PGSERVICE'] as const
@@ -40,24 +41,26 @@ export function maskedUrl(raw: string): string {
 export function toPostgresUrl(raw: string, where: string): string {
   const value = raw.trim()
   if (/^postgres(ql)?:\/\//i.test(value)) {
-    if (!URL.canParse(value)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
+    if (!URL.canParse(firstHostOnly(value))) return invalid(where, maskedUrl(raw), EXPECTED_URL)
     return value
   }
   const jdbc = /^jdbc:postgresql:(.*)$/i.exec(value)
   if (!jdbc) return invalid(where, maskedUrl(raw), EXPECTED_URL)
   const rest = jdbc[1]!
   const authority = rest.startsWith('//') ? rest.slice(2) : `localhost/${rest.replace(/^\/+/, '')}`
-  // JDBC allows host1:5432,host2:5432 failover lists; pg connects to one host only.
-  if (/^[^/?]*,/.test(authority)) return invalid(where, maskedUrl(raw), `${EXPECTED_URL} with a single host (pg does not support host lists)`)
-  if (!URL.canParse(`postgres://${authority}`)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
-  const url = new URL(`postgres://${authority}`)
+  // host1:5432,host2:5432 failover lists are kept (src/config/hostList.ts); URL validates the first host's form
+  const hosts = hostPart(`postgres://${authority}`)!
+  const single = hosts.replace(hosts.hosts.split(',')[0]!)
+  if (!URL.canParse(single)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
+  const url = new URL(single)
   const kept = new URLSearchParams()
   for (const [key, val] of url.searchParams) {
+    if (key === 'targetServerType') kept.set('target_session_attrs', jdbcTarget(val, where, maskedUrl(raw)))
     const name = JDBC_ALIASES[key] ?? key
     if (PG_PARAMS.has(name)) kept.set(name, val)
   }
   url.search = kept.toString()
-  return url.toString()
+  return hostPart(url.toString())!.replace(hosts.hosts)
 }
 
 /** Puts user/password into the URL: pg lets the connection string override separate user/password fields. */
@@ -100,22 +103,23 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
   const password = optionalString(opt.password, 'options.connection.password')
   const ssl = optionalSsl(opt.ssl, 'options.connection.ssl')
 
-  let found: ConnectionConfig
+  let found: ConnectionConfig & { where?: string }
   const explicit = nested ?? shorthand
   const datasourceUrl = readEnvNonEmpty(env, 'DATAHUB_PGQUEUE_DATASOURCE_URL')
   const databaseUrl = readEnvNonEmpty(env, 'DATABASE_URL')
   if (explicit !== undefined) {
     const where = nested !== undefined ? 'options.connection.connectionString' : 'options.connectionString'
-    found = { source: 'option', connectionString: toPostgresUrl(explicit, where) }
+    found = { source: 'option', connectionString: toPostgresUrl(explicit, where), where }
   } else if (datasourceUrl !== undefined) {
     found = {
       source: 'datasource-url',
       connectionString: toPostgresUrl(datasourceUrl, 'DATAHUB_PGQUEUE_DATASOURCE_URL'),
+      where: 'DATAHUB_PGQUEUE_DATASOURCE_URL',
       user: readEnvNonEmpty(env, 'DATAHUB_PGQUEUE_DATASOURCE_USERNAME'),
       password: env.DATAHUB_PGQUEUE_DATASOURCE_PASSWORD || undefined,
     }
   } else if (databaseUrl !== undefined) {
-    found = { source: 'database-url', connectionString: toPostgresUrl(databaseUrl, 'DATABASE_URL') }
+    found = { source: 'database-url', connectionString: toPostgresUrl(databaseUrl, 'DATABASE_URL'), where: 'DATABASE_URL' }
   } else if (PG_ENV.some((name) => readEnvNonEmpty(env, name) !== undefined)) {
     found = { source: 'pg-env' }
   } else {
@@ -126,7 +130,12 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
   const finalUser = user ?? found.user
   const finalPassword = password ?? found.password
   if (found.connectionString !== undefined) {
-    result.connectionString = withCredentials(found.connectionString, finalUser, finalPassword)
+    const split = splitHostList(found.connectionString, found.where ?? found.source, maskedUrl(found.connectionString))
+    result.connectionString = withCredentials(split.connectionString, finalUser, finalPassword)
+    if (split.hosts) {
+      result.hosts = split.hosts
+      result.targetSessionAttrs = split.targetSessionAttrs
+    }
   }
   if (finalUser !== undefined) result.user = finalUser
   if (finalPassword !== undefined) result.password = finalPassword

@@ -17,10 +17,26 @@ export type PartitionInterval = '1 hour' | '6 hours' | '12 hours' | '1 day' | '1
 /** Where the connection settings came from, in precedence order. */
 export type ConnectionSource = 'option' | 'datasource-url' | 'database-url' | 'pg-env' | 'embedded'
 
+/** libpq's target_session_attrs values a writing client can use. */
+export type TargetSessionAttrs = 'any' | 'read-write' | 'primary'
+
+/** One entry of a libpq-style host list (no port: pg's default, PGPORT or 5432). */
+export interface ConnectionHost {
+  host: string
+  port?: number
+}
+
 export interface ConnectionConfig {
   source: ConnectionSource
-  /** postgres:// URL (a jdbc:postgresql:// URL is converted). Absent for 'pg-env' (pg reads PG* itself) and 'embedded'. */
+  /**
+   * postgres:// URL (a jdbc:postgresql:// URL is converted). Absent for 'pg-env' (pg reads PG* itself) and 'embedded'.
+   * With a host list it names the first host only; `hosts` has them all.
+   */
   connectionString?: string
+  /** a libpq-style host list (`postgres://h1,h2/db`, or one host with target_session_attrs): each new connection picks one */
+  hosts?: ConnectionHost[]
+  /** which host of `hosts` may serve (libpq's target_session_attrs; default any) */
+  targetSessionAttrs?: TargetSessionAttrs
   user?: string
   password?: string
   ssl?: boolean | ConnectionOptions

@@ -1,11 +1,15 @@
-import type { PoolConfig as PgPoolConfig } from 'pg'
+import pg from 'pg'
+import { describeHosts } from '../config/hostList.js'
 import type { PgQueueConfig } from '../config/types.js'
+import { hostSelectingClient, HostSelector } from './connectionHosts.js'
 import { ensureEmbeddedPostgres } from './embedded.js'
 
 export const APPLICATION_NAME = 'kafkajs-pgqueue'
 
 export interface ResolvedPool {
-  poolConfig: PgPoolConfig
+  poolConfig: pg.PoolConfig
+  /** a connection outside the pool (LISTEN) with the pool's settings; follows the host list when there is one */
+  newClient(): pg.Client
   /** set when an embedded server backs the pool; stop it after the pool has ended */
   embedded?: { stop(): Promise<void> }
 }
@@ -13,7 +17,7 @@ export interface ResolvedPool {
 /** node-postgres pool settings from the validated config; starts the embedded server when that is the source. */
 export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string) => void = () => {}): Promise<ResolvedPool> {
   const { connection, pool } = config
-  const poolConfig: PgPoolConfig = {
+  const poolConfig: pg.PoolConfig = {
     max: pool.max,
     min: pool.min,
     idleTimeoutMillis: pool.idleTimeoutMillis,
@@ -30,7 +34,7 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
       const server = await ensureEmbeddedPostgres({ dataDir: config.embedded.dataDir, port: config.embedded.port, log, shared: true })
       poolConfig.connectionString = server.connectionString
       log(`PostgreSQL: ${redactConnectionString(server.connectionString)} (embedded)`)
-      return { poolConfig, embedded: server }
+      return { poolConfig, newClient: () => new pg.Client(poolConfig), embedded: server }
     }
     case 'pg-env': {
       // leave host, port, user, database and password unset: pg reads PG* itself
@@ -44,7 +48,7 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
           connection.user ?? env.PGUSER ?? '(default user)'
         } (PG* environment)`,
       )
-      return { poolConfig }
+      return { poolConfig, newClient: () => new pg.Client(poolConfig) }
     }
     default: {
       if (!connection.connectionString) {
@@ -55,7 +59,19 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
       if (connection.ssl !== undefined) poolConfig.ssl = typeof connection.ssl === 'object' ? { ...connection.ssl } : connection.ssl
       const who = connection.user !== undefined ? ` as ${connection.user}` : ''
       log(`PostgreSQL: ${redactConnectionString(connection.connectionString)}${who} (${connection.source})`)
-      return { poolConfig }
+      if (!connection.hosts) return { poolConfig, newClient: () => new pg.Client(poolConfig) }
+      const target = connection.targetSessionAttrs ?? 'any'
+      log(`PostgreSQL hosts: ${describeHosts(connection.hosts)} (target_session_attrs=${target})`)
+      const selector = new HostSelector({
+        hosts: connection.hosts,
+        target,
+        clientConfig: { ...poolConfig },
+        probeTimeoutMs: pool.connectionTimeoutMillis > 0 ? pool.connectionTimeoutMillis : 5000,
+        log,
+      })
+      const Client = hostSelectingClient(selector)
+      poolConfig.Client = Client
+      return { poolConfig, newClient: () => new Client(poolConfig) }
     }
   }
 }

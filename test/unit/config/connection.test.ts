@@ -100,7 +100,9 @@ describe('toPostgresUrl', () => {
   it.each([
     [DS, 'mysql://h/d'],
     [DS, 'jdbc:mysql://h/d'],
-    [DS, 'jdbc:postgresql://h1:5432,h2:5432/d'],
+    [DS, 'jdbc:postgresql://h1:5432,h2:5432/d?targetServerType=secondary'],
+    [DS, 'postgres://h1,h2/d?target_session_attrs=standby'],
+    [DS, 'postgres://h1,:5/d'],
     [DS, 'localhost:5432/datahub'],
     ['DATABASE_URL', 'http://h/d'],
   ])('rejects %s=%s naming the variable and value', (name, value) => {
