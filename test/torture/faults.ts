@@ -1,18 +1,22 @@
 // Fault injection at seeded random times: SIGKILL (respawned), SIGSTOP past the session timeout then SIGCONT,
 // pg_terminate_backend of one client connection, a restart of the private server, a connection cut right after a
-// request (lost answer), a slow network. Each fault is recorded before it happens.
+// request (lost answer), a slow network, a step of a worker's wall clock. Each fault is recorded before it happens.
+import { writeFileSync } from 'node:fs'
 import pg from 'pg'
 import type { Fleet } from './fleet.js'
 import type { FaultKind, Recorder } from './history.js'
 import type { FaultProxy } from './proxy.js'
 import type { Rng } from './rng.js'
 import type { PrivateServer } from './server.js'
+import { clockFile } from './workers/clock.js'
 
 export interface FaultTargets {
   fleet: Fleet
   rec: Recorder
   rng: Rng
   sessionTimeoutMs: number
+  /** the run's folder: where a worker's clock step is written */
+  dir: string
   /** application_name prefix of the run's client connections */
   appPrefix: string
   /** direct (not proxied) connection for pg_terminate_backend */
@@ -86,7 +90,22 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
       t.proxy!.delay(ms, Date.now() + forMs)
       return
     }
-    case 'clock':
-      throw new Error('the consumer has no clock test hook yet')
+    case 'clock': {
+      // mostly group members (their liveness and commits must not follow the wall clock), now and then another
+      const victims = fleet.live((s) => rng.chance(0.2) || s.spec.role === 'consumer' || s.spec.role === 'transform')
+      if (victims.length === 0) return
+      const slot = rng.pick(victims)
+      const before = clockSteps.get(slot.writer) ?? 0
+      // minutes either way, now and then back to the true time
+      const after = rng.chance(0.2) ? 0 : before + (rng.chance(0.5) ? -1 : 1) * rng.int(1, 30) * 60_000
+      clockSteps.set(slot.writer, after)
+      rec.record({ k: 'fault', f: 'clock', target: slot.writer, detail: `wall clock ${after - before >= 0 ? '+' : ''}${(after - before) / 60_000} min (now ${after / 60_000} min off)` })
+      writeFileSync(clockFile(t.dir, slot.writer), String(after))
+      fleet.signal(slot, 'SIGUSR2')
+      return
+    }
   }
 }
+
+/** the current step of each worker's wall clock (a respawned worker is a new writer and starts on the true time) */
+const clockSteps = new Map<string, number>()

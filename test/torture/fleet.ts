@@ -3,12 +3,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import type { Recorder } from './history.js'
 import { hashString } from './rng.js'
 import type { WorkerSpec } from './spec.js'
 
 // run from the repository root (npm run check:torture), as the other suites spawn their fixtures
 const WORKERS = path.resolve('test/torture/workers')
+/** every worker runs under the clock-step hook (workers/clock.ts); without a step it changes nothing */
+const CLOCK_HOOK = pathToFileURL(path.join(WORKERS, 'clock.ts')).href
 
 type Without<S, K extends PropertyKey> = S extends unknown ? Omit<S, K> : never
 export type SlotSpec = Without<WorkerSpec, 'writer' | 'seed'>
@@ -51,7 +54,7 @@ export class Fleet {
     slot.writer = `${slot.spec.id}.${slot.incarnation}`
     slot.stopped = false
     const spec = { ...slot.spec, writer: slot.writer, seed: (this.seed ^ hashString(slot.writer)) >>> 0, pgUrl: this.urlFor(slot.writer) } as WorkerSpec
-    const proc = spawn(process.execPath, ['--import', 'tsx', path.join(WORKERS, `${spec.role}.ts`)], {
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--import', CLOCK_HOOK, path.join(WORKERS, `${spec.role}.ts`)], {
       env: { ...process.env, TORTURE_SPEC: JSON.stringify(spec) },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

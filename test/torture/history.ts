@@ -13,7 +13,7 @@ export const priorityOf = (value: string) => Number(/@p(\d)$/.exec(value)?.[1] ?
 export type Via = 'send' | 'batch' | 'idempotent' | 'txn' | 'outbox' | 'eos'
 
 export interface Base {
-  /** wall-clock ms of the writing process (one machine, one clock) */
+  /** wall-clock ms of the machine (one machine, one clock; a worker's stepped clock is not used) */
   t: number
   /** writer: worker id with incarnation, e.g. `c2.1`, or `orch` */
   w: string
@@ -176,6 +176,12 @@ export type HistoryEvent =
 
 type Omitted<E> = E extends HistoryEvent ? Omit<E, 't' | 'w'> : never
 
+/**
+ * Where a worker under the clock-step fault keeps the true Date.now (workers/clock.ts): the history's times are
+ * the machine's, whatever the worker's own clock says.
+ */
+export const REAL_NOW = Symbol.for('torture.realNow')
+
 export interface Recorder {
   readonly writer: string
   record(event: Omitted<HistoryEvent>): void
@@ -184,10 +190,11 @@ export interface Recorder {
 /** Appends to `<dir>/<writer>.jsonl`. */
 export function createRecorder(dir: string, writer: string): Recorder {
   const fd = openSync(path.join(dir, `${writer}.jsonl`), 'a')
+  const now = ((globalThis as Record<symbol, unknown>)[REAL_NOW] as (() => number) | undefined) ?? Date.now
   return {
     writer,
     record(event) {
-      writeSync(fd, `${JSON.stringify({ t: Date.now(), w: writer, ...event })}\n`)
+      writeSync(fd, `${JSON.stringify({ t: now(), w: writer, ...event })}\n`)
     },
   }
 }

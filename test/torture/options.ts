@@ -44,7 +44,7 @@ export function fullMix(transport: Transport): Mix {
     producerOps: PRODUCER_OPS.filter((op) => !(kafka && op.startsWith('outbox'))),
     handlers: [...HANDLERS],
     consumerOps: [...CONSUMER_OPS],
-    faults: kafka ? ['kill', 'stop'] : FAULTS.filter((f) => f !== 'clock'),
+    faults: kafka ? ['kill', 'stop'] : [...FAULTS],
     eos: true,
     priorities: !kafka,
     multiPartition: true,
@@ -126,7 +126,5 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
   if (kafka && options.brokers!.length === 0) throw new Error('the Kafka run needs KAFKA_BROKERS')
   if (options.databaseUrl && options.faults.includes('restart')) throw new Error('--faults restart needs the private server (no --database-url)')
-  // the consumer times liveness with performance.now() and offers no hook to step its clock
-  if (options.faults.includes('clock')) throw new Error('--faults clock: the consumer has no clock test hook (its liveness uses a monotonic clock)')
   return options
 }

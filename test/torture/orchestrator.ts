@@ -100,7 +100,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   while (Date.now() < faultsUntil && opts.faults.length > 0) {
     await sleep(Math.round(opts.faultEveryMs * (0.3 + 1.4 * rng.next())))
     if (Date.now() >= faultsUntil) break
-    await injectFault(rng.pick(opts.faults), { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, appPrefix, adminUrl, server, proxy }).catch(
+    await injectFault(rng.pick(opts.faults), { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch(
       (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
     )
   }
@@ -148,6 +148,8 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   }
   const maint = history.filter((e) => e.k === 'stat' && e.name === 'maintenance.runs').reduce((n, e) => n + (e.k === 'stat' ? e.n : 0), 0)
   if (maint > 0) operations['maintenance runs'] = maint
+  const steps = history.filter((e) => e.k === 'stat' && e.name === 'clock.offset').length
+  if (steps > 0) operations['clock steps seen by workers'] = steps
   const result = check(history, checkConfig)
   return { runId, dir, result, checkConfig, operations, firstViolationAfter: secondsToFirstViolation(history, result) }
 }

@@ -66,12 +66,13 @@ export function startWorker<S extends WorkerSpec>(): Worker<S> {
   let draining = false
   const drainHooks: Array<() => void> = []
   const stopHooks: Array<() => void | Promise<void>> = []
+  // monotonic, as the stuck bound must not follow a clock step (workers/clock.ts)
   setInterval(() => {
-    const now = Date.now()
+    const now = performance.now()
     for (const p of pending.values()) {
       if (!p.told && now - p.since > spec.stuckBoundMs) {
         p.told = true
-        rec.record({ k: 'stuck', op: p.op, ms: now - p.since })
+        rec.record({ k: 'stuck', op: p.op, ms: Math.round(now - p.since) })
       }
     }
   }, 1000).unref()
@@ -100,7 +101,7 @@ export function startWorker<S extends WorkerSpec>(): Worker<S> {
     kafka: kafkaFor(spec, spec.writer),
     async track(op, fn) {
       const id = nextOp++
-      pending.set(id, { op, since: Date.now(), told: false })
+      pending.set(id, { op, since: performance.now(), told: false })
       try {
         return await fn()
       } catch (e) {
