@@ -9,8 +9,8 @@
 //   npx tsx examples/datahub-fanout.ts
 //
 // transports: pgqueue
+import assert from 'node:assert/strict'
 import { Kafka, logLevel, type Consumer } from 'kafkajs-pgqueue'
-import { check, run } from './_support.js'
 
 const TOPIC = 'MetadataChangeLog_Versioned_v1'
 const BASE_GROUP = 'generic-mae-consumer-job-client'
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     const expected = changes.map((c) => c.entityUrn + '/' + c.aspectName).sort().join()
     for (const g of [BASE_GROUP, ...HOOK_GROUPS]) {
       const got = members.filter((m) => m.groupId === g).flatMap((m) => received.get(m.name)!)
-      check(got.length === changes.length && [...got].sort().join() === expected, `${g} received each change exactly once (${got.length})`)
+      assert.ok(got.length === changes.length && [...got].sort().join() === expected, `${g} received each change exactly once (${got.length})`)
       console.log(`  ${g}: ${got.length} changes`, members.filter((m) => m.groupId === g).map((m) => `(${m.name}: ${received.get(m.name)!.length})`).join(' '))
     }
     console.log(`datahub-fanout: ${changes.length} changes reached all ${1 + HOOK_GROUPS.length} groups; the base group's 2 members shared them`)
@@ -91,4 +91,7 @@ async function waitUntil(ms: number, what: string, done: () => boolean): Promise
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

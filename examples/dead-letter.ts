@@ -6,8 +6,9 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/dead-letter.ts
 //
 // transports: pgqueue kafka
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { createKafka, deadLetter, logLevel, readDeadLetters } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: process.env.DATAHUB_MESSAGING_TRANSPORT ?? 'pgqueue' }
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
     await producer.send({ topic, messages: ['invoice-1', 'corrupt', 'invoice-3'].map((value) => ({ key: 'customer-7', value })) })
 
     const billed: string[] = []
+    let billedBoth!: () => void
+    const bothBilled = new Promise<void>((resolve) => (billedBoth = resolve))
     const moved = new Promise<void>((resolve) => dl.on(dl.events.DEAD_LETTER, ({ payload }) => {
       console.log(`  offset ${payload.offset} dead-lettered to ${payload.deadLetterTopic} after ${payload.attempts} attempts`)
       resolve()
@@ -39,20 +42,25 @@ async function main(): Promise<void> {
         const value = message.value!.toString()
         if (value === 'corrupt') throw new Error('cannot parse invoice')
         billed.push(value)
+        if (billed.length === 2) billedBoth()
       }),
     })
-    await within(20_000, moved, 'the dead-letter move')
-    await within(20_000, (async () => { while (billed.length < 2) await new Promise((r) => setTimeout(r, 50)) })(), 'the invoice after it')
+    // the message after the poison one is billed only once the poison one has been moved (order is kept)
+    const timedOut = delay(20_000, undefined, { ref: false }).then(() => Promise.reject(new Error('timed out after 20 s waiting for the dead-letter move')))
+    await Promise.race([Promise.all([moved, bothBilled]), timedOut])
     console.log(`billed in order: ${billed.join(', ')}`)
-    check(billed.join() === 'invoice-1,invoice-3', 'the partition moved on past the poison message, in order')
+    assert.ok(billed.join() === 'invoice-1,invoice-3', 'the partition moved on past the poison message, in order')
 
     const [entry] = await readDeadLetters(kafka, `${topic}.dlq`)
     console.log(`dead-letter entry: from ${entry?.origin?.topic}/${entry?.origin?.partition}@${entry?.origin?.offset}, ${entry?.origin?.attempts} attempts, ${entry?.origin?.errorClass}: ${entry?.origin?.errorMessage}`)
-    check(entry?.value?.toString() === 'corrupt' && entry.origin?.offset === '1', 'the dead-letter topic holds the poison message and its origin')
+    assert.ok(entry?.value?.toString() === 'corrupt' && entry.origin?.offset === '1', 'the dead-letter topic holds the poison message and its origin')
   } finally {
     await Promise.all([consumer.disconnect(), dl.disconnect()])
     await Promise.all([producer.disconnect(), admin.disconnect()])
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

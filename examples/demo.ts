@@ -2,7 +2,6 @@
 // creates a topic, produces keyed messages with headers, reads them back with a consumer group, and shows the
 // group's committed offsets. Point it at your own server with DATABASE_URL or DATAHUB_PGQUEUE_DATASOURCE_URL.
 import { Kafka, logLevel } from 'kafkajs-pgqueue'
-import { run } from './_support.js'
 
 async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'demo', logLevel: logLevel.INFO, pgqueue: { enabled: true } })
@@ -51,4 +50,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -6,8 +6,9 @@
 //   npx tsx examples/exactly-once.ts
 //
 // transports: pgqueue
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Kafka, logLevel, type EachMessagePayload } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'exactly-once', logLevel: logLevel.NOTHING, pgqueue: { enabled: true } })
@@ -77,20 +78,21 @@ async function main(): Promise<void> {
         if (++seen >= total) done()
       },
     })
-    await within(15_000, allConverted, `${total} converted payments`)
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${total} converted payments`)))
+    await Promise.race([allConverted, timedOut])
     await Promise.all([converter.stop(), reader.stop()])
 
-    check(crashed, 'the simulated crash happened')
-    check(seen === total && results.size === total, `each payment converted exactly once (${seen} results, ${results.size} distinct)`)
+    assert.ok(crashed, 'the simulated crash happened')
+    assert.ok(seen === total && results.size === total, `each payment converted exactly once (${seen} results, ${results.size} distinct)`)
     // nothing else is in the output topic: the aborted transaction left no messages and no offsets behind
     const outEnd = (await admin.fetchTopicOffsets(output)).reduce((n, p) => n + Number(p.high), 0)
-    check(outEnd === total, `output topic holds ${outEnd} messages, expected ${total}`)
+    assert.ok(outEnd === total, `output topic holds ${outEnd} messages, expected ${total}`)
     // and the group's position moved only with committed transactions
     const [committed] = await admin.fetchOffsets({ groupId, topics: [input] })
     const inEnds = await admin.fetchTopicOffsets(input)
     for (const { partition, offset } of committed.partitions) {
       const high = inEnds.find((e) => e.partition === partition)!.high
-      check(offset === high || (high === '0' && offset === '-1'), `partition ${partition}: committed ${offset}, end ${high}`)
+      assert.ok(offset === high || (high === '0' && offset === '-1'), `partition ${partition}: committed ${offset}, end ${high}`)
     }
     console.log(`exactly-once: ${total} payments -> ${results.size} conversions in ${transactions} committed transactions, 1 aborted, no duplicates`)
   } finally {
@@ -98,4 +100,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

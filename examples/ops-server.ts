@@ -7,8 +7,9 @@
 //   curl -s 'localhost:9464/openapi/operations/messaging/consumer/lag?detailed=true'
 //
 // transports: pgqueue kafka
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { attachConsumerMetrics, attachProducerMetrics, createKafka, Kafka, logLevel, startOpsServer, trackConsumer } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const keepRunning = process.argv.includes('--keep-running')
@@ -42,24 +43,25 @@ async function main(): Promise<void> {
     const done = new Promise<void>((resolve) => (allReceived = resolve))
     await consumer.subscribe({ topic, fromBeginning: true })
     await consumer.run({ eachMessage: async () => void (++received === 6 && allReceived()) })
-    await within(15_000, done, 'six messages')
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error('timed out after 15 s waiting for six messages')))
+    await Promise.race([done, timedOut])
 
     const health = await fetch(`${server.url}/health`)
     const report = (await health.json()) as { status: string; consumers: { running: number } }
     console.log(`GET /health -> ${health.status} ${report.status}, ${report.consumers.running} consumer(s) running`)
-    check(health.status === 200 && report.consumers.running === 1, 'healthy with one running consumer')
+    assert.ok(health.status === 200 && report.consumers.running === 1, 'healthy with one running consumer')
 
     const metrics = await (await fetch(`${server.url}/metrics`)).text()
     const ours = metrics.split('\n').filter((l) => l.includes(topic) && !l.includes('_bucket'))
     console.log(`GET /metrics -> ${ours.length} series for ${topic}, e.g.\n  ${ours.slice(0, 3).join('\n  ')}`)
-    check(ours.some((l) => l.startsWith('messaging_client_sent_messages_total') && l.endsWith(' 6')), 'six messages sent')
+    assert.ok(ours.some((l) => l.startsWith('messaging_client_sent_messages_total') && l.endsWith(' 6')), 'six messages sent')
 
     if (pgqueue) {
       await consumer.stop() // commits what was consumed
       const lag = await fetch(`${server.url}/openapi/operations/messaging/consumer/lag?group=${groupId}&detailed=true`)
       const body = (await lag.json()) as { consumerGroups: Record<string, Record<string, { metrics: { totalLag: number } }>> }
       console.log(`GET /consumer/lag -> ${JSON.stringify(body.consumerGroups[groupId])}`)
-      check(body.consumerGroups[groupId]?.[topic]?.metrics.totalLag === 0, 'the group caught up')
+      assert.ok(body.consumerGroups[groupId]?.[topic]?.metrics.totalLag === 0, 'the group caught up')
     }
     if (keepRunning) {
       console.log('serving until Ctrl-C')
@@ -72,4 +74,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

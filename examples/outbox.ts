@@ -6,8 +6,9 @@
 //   npx tsx examples/outbox.ts
 //
 // transports: pgqueue
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Kafka, logLevel } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'outbox', logLevel: logLevel.WARN, pgqueue: { enabled: true } })
@@ -71,15 +72,16 @@ async function main(): Promise<void> {
         if (delivered.length === committed.length) done()
       },
     })
-    await within(15_000, allDelivered, `${committed.length} events`)
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${committed.length} events`)))
+    await Promise.race([allDelivered, timedOut])
     await consumer.stop()
 
     const rows = await pool.query<{ id: string }>('SELECT id FROM shop.orders WHERE id LIKE $1 ORDER BY id', [`${run}-%`])
-    check(rows.rows.map((r) => r.id).join() === committed.join(), `order rows ${rows.rows.map((r) => r.id).join()} = committed orders`)
-    check([...delivered].sort().join() === committed.join(), `delivered ${delivered.join()} = committed orders`)
+    assert.ok(rows.rows.map((r) => r.id).join() === committed.join(), `order rows ${rows.rows.map((r) => r.id).join()} = committed orders`)
+    assert.ok([...delivered].sort().join() === committed.join(), `delivered ${delivered.join()} = committed orders`)
     // the rolled-back event was never written: the topic holds exactly the committed ones
     const stored = (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0)
-    check(stored === committed.length, `topic holds ${stored} events, expected ${committed.length}`)
+    assert.ok(stored === committed.length, `topic holds ${stored} events, expected ${committed.length}`)
     console.log(`outbox: ${committed.length} orders committed and delivered, ${orders.length - committed.length} rolled back and never delivered`)
   } finally {
     await Promise.all([consumer.disconnect(), producer.disconnect(), admin.disconnect()])
@@ -87,4 +89,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

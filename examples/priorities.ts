@@ -8,8 +8,9 @@
 //
 // On Kafka the field is ignored (KafkaJS drops unknown message fields) and order is plain offset order.
 // transports: pgqueue
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { Kafka, logLevel, type Message } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 const BATCH = 10 // messages per fetch and partition, small so that the split is visible
 
@@ -57,18 +58,19 @@ async function main(): Promise<void> {
         if (total >= messages.length) done()
       },
     })
-    await within(15_000, allConsumed, `${messages.length} jobs`)
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} jobs`)))
+    await Promise.race([allConsumed, timedOut])
     await consumer.stop()
 
-    check(total === messages.length, `consumed ${total} of ${messages.length}`)
+    assert.ok(total === messages.length, `consumed ${total} of ${messages.length}`)
     // within a batch the most urgent come first
-    for (const [i, b] of batches.entries()) check(b.every((p, j) => j === 0 || p >= b[j - 1]), `batch ${i + 1} in priority order`)
+    for (const [i, b] of batches.entries()) assert.ok(b.every((p, j) => j === 0 || p >= b[j - 1]), `batch ${i + 1} in priority order`)
     // the first batch is led by the alerts although they were produced last ...
-    check(batches[0][0] === 0, 'the first message consumed is an alert')
+    assert.ok(batches[0][0] === 0, 'the first message consumed is an alert')
     // ... and with the default bands it is split 7/2/1: the bulk band is not starved
     if (usingDefault) {
       const count = (p: number) => batches[0].filter((x) => x === p).length
-      check(count(0) === 7 && count(5) === 2 && count(9) === 1, `first batch split 7/2/1, got ${count(0)}/${count(5)}/${count(9)}`)
+      assert.ok(count(0) === 7 && count(5) === 2 && count(9) === 1, `first batch split 7/2/1, got ${count(0)}/${count(5)}/${count(9)}`)
     }
     console.log(`priorities: ${total} jobs in ${batches.length} batches, urgent first, each batch split across the bands by weight`)
   } finally {
@@ -76,4 +78,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

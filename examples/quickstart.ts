@@ -4,8 +4,9 @@
 //   DATAHUB_MESSAGING_TRANSPORT=kafka KAFKA_BROKERS=localhost:9092 npx tsx examples/quickstart.ts
 //
 // transports: pgqueue kafka
+import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { createKafka, Kafka, logLevel, type EachMessagePayload } from 'kafkajs-pgqueue'
-import { check, run, within } from './_support.js'
 
 // createKafka picks the transport from DATAHUB_MESSAGING_TRANSPORT (unset means kafka). The examples default it
 // to pgqueue so they run with nothing installed; a service leaves the choice to its deployment.
@@ -56,23 +57,24 @@ async function main(): Promise<void> {
         if (received.length === messages.length) allReceived()
       },
     })
-    await within(15_000, done, `${messages.length} messages`)
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} messages`)))
+    await Promise.race([done, timedOut])
     await consumer.stop() // commits what was consumed
 
     // --- check the outcome
     const orderIds = received.map((p) => JSON.parse(p.message.value!.toString()).orderId).sort((a, b) => a - b)
-    check(orderIds.join() === messages.map((_, i) => i).join(), `every order exactly once, got ${orderIds.join()}`)
+    assert.ok(orderIds.join() === messages.map((_, i) => i).join(), `every order exactly once, got ${orderIds.join()}`)
     for (const key of new Set(messages.map((m) => m.key))) {
       const ofKey = received.filter((p) => p.message.key?.toString() === key)
-      check(new Set(ofKey.map((p) => p.partition)).size === 1, `${key} stays on one partition`)
+      assert.ok(new Set(ofKey.map((p) => p.partition)).size === 1, `${key} stays on one partition`)
       const ids = ofKey.map((p) => JSON.parse(p.message.value!.toString()).orderId)
-      check(ids.every((id, i) => i === 0 || id > ids[i - 1]), `${key}'s orders arrive in order`)
+      assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), `${key}'s orders arrive in order`)
     }
     const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] })
     const ends = await admin.fetchTopicOffsets(topic)
     for (const { partition, offset } of committed.partitions) {
       const high = ends.find((e) => e.partition === partition)!.high
-      check(offset === high || (high === '0' && offset === '-1'), `partition ${partition} committed at its end (${offset} vs ${high})`)
+      assert.ok(offset === high || (high === '0' && offset === '-1'), `partition ${partition} committed at its end (${offset} vs ${high})`)
     }
     console.log(`quickstart: ${received.length} of ${messages.length} messages consumed, offsets committed`)
   } finally {
@@ -80,4 +82,7 @@ async function main(): Promise<void> {
   }
 }
 
-run(main)
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
