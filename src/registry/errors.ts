@@ -63,13 +63,8 @@ export const referenceExists = (subject: string, version: number, ids: number[])
   )
 export const backendError = (message: string) => new SchemaRegistryError(500, 50001, `Error in the backend data store: ${message}`)
 export const invalidMode = (mode: unknown) =>
-  new SchemaRegistryError(
-    422,
-    42204,
-    mode === 'IMPORT'
-      ? 'Invalid mode IMPORT: not supported by this registry (it assigns ids and versions itself); use READWRITE or READONLY'
-      : `Invalid mode ${JSON.stringify(mode)}: expected READWRITE or READONLY`,
-  )
-export const readOnlyMode = (subject: string) =>
-  new SchemaRegistryError(422, 42205, `Subject ${q(subject)} is in read-only mode`)
+  new SchemaRegistryError(422, 42204, `Invalid mode ${JSON.stringify(mode)}: expected READWRITE, READONLY or IMPORT`)
+/** 42205, Confluent's "operation not permitted" (a mode forbids it, or it would overwrite an id or a version). */
+export const operationNotPermitted = (message: string) => new SchemaRegistryError(422, 42205, message)
+export const readOnlyMode = (subject: string) => operationNotPermitted(`Subject ${q(subject)} is in read-only mode`)
 export const modeNotFound = (subject: string) => new SchemaRegistryError(404, 40409, `Subject ${q(subject)} has no mode of its own`)

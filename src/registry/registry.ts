@@ -7,7 +7,7 @@ import type { Tables } from '../db/tables.js'
 import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
 import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
 import {
-  insertVersion, listSubjects, listVersions, lockSubject, schemasReferencing, subjectVersions, type VersionRow,
+  insertVersion, listSubjects, listVersions, lockSubject, nextVersion, schemasReferencing, subjectVersions, type VersionRow,
 } from '../store/registryVersions.js'
 import { openBackend, type RegistryBackend } from './backend.js'
 import { compatibilityProblems, type VersionedType } from './compatibility.js'
@@ -15,9 +15,10 @@ import {
   deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility,
 } from './config.js'
 import { deleteSubject, deleteSubjectVersion } from './deletes.js'
-import { assertWritable, readMode, removeMode, writeMode } from './mode.js'
+import { assertRegistrable, assertWritable, readMode, removeMode, writeMode } from './mode.js'
 import type { RegistryMode } from '../store/registryMode.js'
-import { incompatibleSchema, invalidSchema, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
+import { incompatibleSchema, invalidSchema, invalidVersion, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
+import { importVersion } from './import.js'
 import { SchemaResolver, type PreparedSchema } from './resolver.js'
 import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion } from './types.js'
 
@@ -51,16 +52,25 @@ export class PgSchemaRegistry {
     await this.onClose()
   }
 
-  /** POST /subjects/{s}/versions: the id of the schema under the subject, registering a new version if needed. */
+  /**
+   * POST /subjects/{s}/versions: the id of the schema under the subject, registering a new version if needed.
+   * An `id` in the input (IMPORT mode only) is kept, as is a `version`; in READWRITE a `version` must be the next one.
+   */
   async register(subject: string, input: SchemaInput): Promise<{ id: number; version: number }> {
     checkSubject(subject)
+    const given = givenIdentity(input)
     const prepared = await this.resolver.prepare(input)
     return this.db.transaction(async (client) => {
       await lockSubject(client, this.tables, subject)
-      await assertWritable(client, this.tables, subject)
+      await assertRegistrable(client, this.tables, subject, given.id !== undefined)
+      if (given.id !== undefined) return importVersion(client, this.tables, subject, prepared, given.id, given.version)
       const live = await subjectVersions(client, this.tables, subject, false)
       const same = live.find((v) => v.hash === prepared.hash)
-      if (same) return { id: same.id, version: same.version }
+      // with a version given Confluent registers again under it (when it is the next one), as below
+      if (same && given.version === undefined) return { id: same.id, version: same.version }
+      if (given.version !== undefined && given.version !== (await nextVersion(client, this.tables, subject))) {
+        throw invalidSchema(`Version ${given.version} is not one more than the previous version of subject "${subject}"`)
+      }
       // every read below goes through the transaction's client: a second pooled connection could deadlock the pool
       const level = await this.effectiveCompatibility(subject, client)
       const problems = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, live), client))
@@ -174,9 +184,9 @@ export class PgSchemaRegistry {
     return readMode(this.pool, this.tables, subject, opts.defaultToGlobal ?? false)
   }
 
-  /** PUT /mode[/{s}]: READWRITE or READONLY (42204 otherwise). */
-  setMode(mode: unknown, subject?: string): Promise<RegistryMode> {
-    return writeMode(this.pool, this.tables, mode, subject)
+  /** PUT /mode[/{s}]: READWRITE, READONLY or IMPORT (42204 otherwise); IMPORT on a non-empty scope needs `force`. */
+  setMode(mode: unknown, subject?: string, opts: { force?: boolean } = {}): Promise<RegistryMode> {
+    return writeMode(this.db, this.tables, mode, subject, opts.force ?? false)
   }
 
   /** DELETE /mode/{s} */
@@ -226,15 +236,16 @@ export class PgSchemaRegistry {
 
   /** The global id of a schema: existing row, else a new one; a concurrent winner's id when we lose the race. */
   private async schemaIdFor(client: pg.PoolClient, prepared: PreparedSchema): Promise<number> {
-    const existing = await findSchemaIdByHash(client, this.tables, prepared.hash)
-    if (existing !== undefined) return existing
     const row = { schemaType: prepared.schemaType, schema: prepared.canonical, hash: prepared.hash, references: prepared.references }
-    const inserted = await insertSchema(client, this.tables, row)
-    if (inserted !== undefined) return inserted
-    // The other transaction committed before our insert returned; READ COMMITTED: a new statement sees its row.
-    const winner = await findSchemaIdByHash(client, this.tables, prepared.hash)
-    if (winner === undefined) throw new Error('schema row vanished during registration')
-    return winner
+    // a drawn id can collide with one imported after the sequence moved (another process's IMPORT): draw again
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const existing = await findSchemaIdByHash(client, this.tables, prepared.hash)
+      if (existing !== undefined) return existing
+      const inserted = await insertSchema(client, this.tables, row)
+      if (inserted !== undefined) return inserted
+      // Else another transaction committed the hash (READ COMMITTED: the next statement sees its row) or the id.
+    }
+    throw new Error('could not allocate a schema id: every id drawn was taken by imported schemas')
   }
 }
 
@@ -248,6 +259,23 @@ function checkSubject(subject: string): void {
 function comparedWith(level: CompatibilityLevel, live: VersionRow[]): VersionRow[] {
   if (level === 'NONE') return []
   return level.endsWith('_TRANSITIVE') ? live : live.slice(-1)
+}
+
+const INT32_MAX = 2_147_483_647
+
+/** The `id` and `version` a registration may carry (Confluent: absent, or <= 0 for a version, means none). */
+function givenIdentity(input: SchemaInput): { id?: number; version?: number } {
+  const { id, version } = (input ?? {}) as { id?: unknown; version?: unknown }
+  const out: { id?: number; version?: number } = {}
+  if (id !== undefined && id !== null && !(typeof id === 'number' && id < 0)) {
+    if (!Number.isInteger(id) || (id as number) > INT32_MAX) throw invalidSchema(`Invalid schema id ${JSON.stringify(id)}`)
+    out.id = id as number
+  }
+  if (version !== undefined && version !== null && !(typeof version === 'number' && version <= 0)) {
+    if (!Number.isInteger(version) || (version as number) > INT32_MAX) throw invalidVersion(String(version))
+    out.version = version as number
+  }
+  return out
 }
 
 function withoutHash(v: VersionRow): SubjectVersion {

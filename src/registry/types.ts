@@ -13,6 +13,10 @@ export interface SchemaInput {
   /** AVRO when absent; JSON and PROTOBUF are refused */
   schemaType?: string
   references?: SchemaReference[]
+  /** IMPORT mode: the id to keep (Confluent's migration field) */
+  id?: number
+  /** the version to keep (IMPORT), or in READWRITE the next one */
+  version?: number
 }
 
 /** A stored schema by global id. */

@@ -14,11 +14,12 @@ const sql = statements((t) => {
   return {
     idByHash: `SELECT id FROM ${r.schema} WHERE canonical_hash = $1`,
     // The row and its references in one statement; a concurrent insert of the same hash makes this return no
-    // row (the caller reads the winner's id with idByHash, which sees it once that transaction commits).
+    // row (the caller reads the winner's id with idByHash, which sees it once that transaction commits). So does
+    // an id taken by an imported schema since the identity sequence last moved: the caller draws again.
     insert: `
       WITH ins AS (
         INSERT INTO ${r.schema} (schema_type, schema_text, canonical_hash) VALUES ($1, $2, $3)
-        ON CONFLICT (canonical_hash) DO NOTHING
+        ON CONFLICT DO NOTHING
         RETURNING id
       ), refs AS (
         INSERT INTO ${r.reference} (schema_id, position, name, subject, version)
@@ -26,6 +27,22 @@ const sql = statements((t) => {
         FROM ins, unnest($4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS x(name, subject, version, ord)
       )
       SELECT id FROM ins`,
+    // IMPORT mode: the id comes with the schema. No row when the id or the hash is taken.
+    insertWithId: `
+      WITH ins AS (
+        INSERT INTO ${r.schema} (id, schema_type, schema_text, canonical_hash) VALUES ($7, $1, $2, $3)
+        ON CONFLICT DO NOTHING
+        RETURNING id
+      ), refs AS (
+        INSERT INTO ${r.reference} (schema_id, position, name, subject, version)
+        SELECT ins.id, x.ord::int, x.name, x.subject, x.version
+        FROM ins, unnest($4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS x(name, subject, version, ord)
+      )
+      SELECT id FROM ins`,
+    // After an imported id, generated ids continue above it (never moved back: others may have drawn past it).
+    advanceIds: `
+      SELECT setval(q.seq, GREATEST($1::bigint, COALESCE(pg_sequence_last_value(q.seq::regclass), 1)))
+      FROM (SELECT pg_get_serial_sequence($2, 'id') AS seq) q`,
     // Ids stay visible while any version (soft-deleted included) uses them, as in Confluent.
     byId: `
       SELECT s.id, s.schema_type AS "schemaType", s.schema_text AS schema, ${REFERENCES(r, 's.id')} AS "references"
@@ -47,20 +64,27 @@ export async function findSchemaIdByHash(db: Queryable, t: Tables, hash: string)
 }
 
 /** Inserts the schema unless its hash exists; returns the new id, or undefined when another row has the hash. */
-export async function insertSchema(
-  db: Queryable,
-  t: Tables,
-  row: { schemaType: string; schema: string; hash: string; references: readonly SchemaReference[] },
-): Promise<number | undefined> {
-  const res = await run<{ id: number }>(db, sql(t).insert, [
-    row.schemaType,
-    row.schema,
-    row.hash,
-    row.references.map((x) => x.name),
-    row.references.map((x) => x.subject),
-    row.references.map((x) => x.version),
-  ])
-  return res.rows[0]?.id
+export interface SchemaRow {
+  schemaType: string
+  schema: string
+  hash: string
+  references: readonly SchemaReference[]
+}
+
+export async function insertSchema(db: Queryable, t: Tables, row: SchemaRow): Promise<number | undefined> {
+  return (await run<{ id: number }>(db, sql(t).insert, schemaParams(row))).rows[0]?.id
+}
+
+/** Inserts the schema under the given id (IMPORT mode); false when the id or the hash is taken. */
+export async function insertSchemaWithId(db: Queryable, t: Tables, row: SchemaRow, id: number): Promise<boolean> {
+  const inserted = (await run(db, sql(t).insertWithId, [...schemaParams(row), id])).rowCount === 1
+  if (inserted) await run(db, sql(t).advanceIds, [id, registryTables(t).schema])
+  return inserted
+}
+
+function schemaParams(row: SchemaRow): unknown[] {
+  const refs = row.references
+  return [row.schemaType, row.schema, row.hash, refs.map((x) => x.name), refs.map((x) => x.subject), refs.map((x) => x.version)]
 }
 
 export async function findSchemaById(db: Queryable, t: Tables, id: number, includeUnused = false): Promise<StoredSchema | undefined> {

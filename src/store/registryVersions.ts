@@ -19,7 +19,9 @@ const sql = statements((t) => {
   const from = `${r.version} v JOIN ${r.schema} s ON s.id = v.schema_id`
   return {
     // Serialises writers of one subject (version numbering, compatibility against the latest) across processes.
-    lock: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+    // Each first takes the registry-wide key shared, so a registry-wide change (global IMPORT) can exclude them all.
+    lock: `SELECT pg_advisory_xact_lock_shared(hashtextextended($2, 0)), pg_advisory_xact_lock(hashtextextended($1, 0))`,
+    lockRegistry: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
     all: `SELECT ${columns} FROM ${from} WHERE v.subject = $1 AND ($2 OR NOT v.deleted) ORDER BY v.version`,
     one: `SELECT ${columns} FROM ${from} WHERE v.subject = $1 AND v.version = $2`,
     // Numbers keep counting past soft- and permanently deleted versions, as in Confluent: the subject's high-water
@@ -34,6 +36,19 @@ const sql = statements((t) => {
       INSERT INTO ${r.version} (subject, version, schema_id)
       SELECT $1, hw.last_version, $2 FROM hw
       RETURNING version`,
+    // An imported version keeps its number; the high-water mark only grows past it.
+    insertAt: `
+      WITH hw AS (
+        INSERT INTO ${r.subject} AS s (subject, last_version) VALUES ($1, $2)
+        ON CONFLICT (subject) DO UPDATE SET last_version = GREATEST(s.last_version, EXCLUDED.last_version)
+      )
+      INSERT INTO ${r.version} (subject, version, schema_id) VALUES ($1, $2, $3)`,
+    // The number the next registration gets (as `insert` computes it).
+    next: `
+      SELECT GREATEST(
+        (SELECT last_version FROM ${r.subject} WHERE subject = $1),
+        (SELECT max(version) FROM ${r.version} WHERE subject = $1),
+        0) + 1 AS version`,
     subjects: `
       SELECT DISTINCT subject FROM ${r.version}
       WHERE ($1 OR NOT deleted) AND starts_with(subject, $2) ORDER BY subject`,
@@ -57,8 +72,15 @@ const sql = statements((t) => {
   }
 })
 
+const registryKey = (t: Tables) => `kafkajs-pgqueue:registry:${t.schema}.${t.prefix}`
+
 export async function lockSubject(db: Queryable, t: Tables, subject: string): Promise<void> {
-  await run(db, sql(t).lock, [`kafkajs-pgqueue:registry:${t.schema}.${t.prefix}:${subject}`])
+  await run(db, sql(t).lock, [`${registryKey(t)}:${subject}`, registryKey(t)])
+}
+
+/** Waits for every subject writer to finish and keeps new ones out until the transaction ends. */
+export async function lockRegistry(db: Queryable, t: Tables): Promise<void> {
+  await run(db, sql(t).lockRegistry, [registryKey(t)])
 }
 
 /** Versions oldest first; soft-deleted ones only with `deleted`. */
@@ -72,6 +94,15 @@ export async function subjectVersion(db: Queryable, t: Tables, subject: string, 
 
 export async function insertVersion(db: Queryable, t: Tables, subject: string, schemaId: number): Promise<number> {
   return (await run<{ version: number }>(db, sql(t).insert, [subject, schemaId])).rows[0]!.version
+}
+
+/** Stores a version under the number it was given (IMPORT mode; the caller checked it is free). */
+export async function insertVersionAt(db: Queryable, t: Tables, subject: string, version: number, schemaId: number): Promise<void> {
+  await run(db, sql(t).insertAt, [subject, version, schemaId])
+}
+
+export async function nextVersion(db: Queryable, t: Tables, subject: string): Promise<number> {
+  return (await run<{ version: number }>(db, sql(t).next, [subject])).rows[0]!.version
 }
 
 export async function listSubjects(db: Queryable, t: Tables, deleted: boolean, prefix = ''): Promise<string[]> {

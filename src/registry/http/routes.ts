@@ -44,11 +44,14 @@ export function registryRoutes(registry: PgSchemaRegistry): Router {
   r.on('GET', '/', async () => ({ json: {} }))
   const mode = async (req: RouteRequest) => ((await req.body()) as { mode?: unknown } | undefined)?.mode
   r.on('GET', '/mode', async () => ({ json: { mode: await registry.getMode() } }))
-  r.on('PUT', '/mode', async (req) => ({ json: { mode: await registry.setMode(await mode(req)) } }))
+  const force = (req: RouteRequest) => ({ force: flag(req, 'force') })
+  r.on('PUT', '/mode', async (req) => ({ json: { mode: await registry.setMode(await mode(req), undefined, force(req)) } }))
   r.on('GET', '/mode/:subject', async (req) => ({
     json: { mode: await registry.getMode(req.params.subject!, { defaultToGlobal: flag(req, 'defaultToGlobal') }) },
   }))
-  r.on('PUT', '/mode/:subject', async (req) => ({ json: { mode: await registry.setMode(await mode(req), req.params.subject!) } }))
+  r.on('PUT', '/mode/:subject', async (req) => ({
+    json: { mode: await registry.setMode(await mode(req), req.params.subject!, force(req)) },
+  }))
   r.on('DELETE', '/mode/:subject', async (req) => ({ json: { mode: await registry.deleteMode(req.params.subject!) } }))
   r.on('GET', '/schemas/types', async () => ({ json: ['AVRO'] }))
   r.on('GET', '/schemas', async (req) => {
