@@ -26,6 +26,8 @@ export class PartitionState {
   highWatermark = '0'
   /** monotonic ms until which this member's lease surely holds (GroupMembership.leaseLive) */
   leaseDeadline = 0
+  /** the batch last handed to the handler: its delivery order, and each priority's handed-out seq before it */
+  private batch?: { before: bigint[]; order: ReadonlyArray<{ seq: bigint; priority: number }> }
 
   constructor(
     readonly topic: string,
@@ -48,6 +50,11 @@ export class PartitionState {
   /** Records that rows were fetched, so the next fetch continues after them. */
   delivered(seq: bigint, priority: number): void {
     if (seq > this.positions[priority]) this.positions[priority] = seq
+  }
+
+  /** A batch is about to be handed out, in this order (band order with priorities, not offset order). */
+  startBatch(order: ReadonlyArray<{ seq: bigint; priority: number }>): void {
+    this.batch = { before: [...this.handedOut], order }
   }
 
   /** Records that the handler was given this message (what an explicit commit may cover). */
@@ -73,6 +80,7 @@ export class PartitionState {
     this.positions = filled(seq)
     this.handedOut = filled(seq)
     this.resolved = filled(seq)
+    this.batch = undefined
     this.pendingSeek = undefined
     this.dirty = false
     this.uncommitted = 0
@@ -85,14 +93,29 @@ export class PartitionState {
 
   /**
    * Per-priority positions for an explicit commit of `seq` (the Kafka offset N = seq: everything before it is
-   * processed). A priority whose handed-out position is below both `seq` and the highest seq handed out at any
+   * processed). When the message at offset N - 1 is one the current batch handed out, the commit covers that batch's
+   * messages up to it in delivery order (a batch in band order ends with its least urgent message, so the usual
+   * `lastOffset() + 1` covers the whole batch, and the `offset + 1` of a message covers what came before it).
+   * Otherwise a priority whose handed-out position is below both `seq` and the highest seq handed out at any
    * priority had rows passed over by priority order: they never reached the handler, so the commit keeps that
    * priority where it is (docs/decisions/005). Beyond everything handed out, an explicit commit skips ahead as on Kafka.
    */
   explicitPositions(seq: bigint): bigint[] {
+    const inBatch = this.handedOutThrough(seq)
+    if (inBatch) return inBatch
     const highest = maxOf(this.handedOut)
     const reached = seq < highest ? seq : highest
     return this.handedOut.map((h) => (h < reached ? h : seq))
+  }
+
+  /** Each priority's position once the current batch's messages through `seq` (handed out already) are done. */
+  private handedOutThrough(seq: bigint): bigint[] | undefined {
+    const batch = this.batch
+    const upTo = batch?.order.findIndex((d) => d.seq === seq) ?? -1
+    if (upTo < 0 || this.handedOut[batch!.order[upTo].priority] < seq) return undefined
+    const positions = [...batch!.before]
+    for (const d of batch!.order.slice(0, upTo + 1)) if (d.seq > positions[d.priority]) positions[d.priority] = d.seq
+    return positions
   }
 
   /** The Kafka offset of the next message after everything resolved (for events and uncommittedOffsets). */

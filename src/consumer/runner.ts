@@ -217,6 +217,7 @@ export class Runner {
     const stale = () => state.pendingSeek !== undefined || state.revoked || membership.rebalancing || !membership.leaseLive(state)
     const { autoCommit, autoCommitInterval, autoCommitThreshold } = this.o
     const commitsByPolicy = autoCommit && (autoCommitInterval !== null || autoCommitThreshold !== null)
+    state.startBatch(delivered)
     try {
       if (eachMessage) {
         for (let i = 0; i < delivered.length; i++) {

@@ -103,4 +103,50 @@ describe('explicit commits with priorities', () => {
     // before: the transaction stored 6 and the next member got nothing (offsets 0-4 lost)
     await expectNextMemberGetsTheRest(topic, group, stored, 'sendOffsets')
   }, 30_000)
+  it('a batch in band order committed with sendOffsets(lastOffset() + 1) is not copied again by the next member', async () => {
+    const topic = await t.createTopic(1)
+    const out = await t.createTopic(1)
+    const group = uniqueName('g')
+    const producer = await t.producer()
+    // offsets 0-4 normal, 5-9 urgent: one batch, urgent first, so lastOffset() is the normal offset 4
+    const urgent = Array.from({ length: 5 }, (_, i) => ({ value: `u${i}`, partition: 0, priority: 0 }))
+    await producer.send({ topic, messages: [...normal, ...urgent] as never[] })
+    const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+
+    const first = await t.consumer({ groupId: group })
+    await first.subscribe({ topic, fromBeginning: true })
+    const copiedValues: string[] = []
+    let copied!: () => void
+    const done = new Promise<void>((r) => (copied = r))
+    await first.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        const tx = await copier.transaction()
+        await tx.send({ topic: out, messages: batch.messages.map((m) => ({ value: m.value })) })
+        const next = String(Number(batch.lastOffset()) + 1)
+        await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition: batch.partition, offset: next }] }] })
+        await tx.commit()
+        copiedValues.push(...batch.messages.map((m) => m.value!.toString()))
+        if (copiedValues.length === 10) copied()
+      },
+    })
+    await done
+    await first.disconnect()
+
+    const next = await t.consumer({ groupId: group })
+    await next.subscribe({ topic, fromBeginning: true })
+    const again: string[] = []
+    let tail!: () => void
+    const gotTail = new Promise<void>((r) => (tail = r))
+    await next.run({
+      eachMessage: async ({ message }) => {
+        again.push(message.value!.toString())
+        if (message.value!.toString() === 'tail') tail()
+      },
+    })
+    await producer.send({ topic, messages: [{ value: 'tail', partition: 0 }] })
+    await gotTail
+    // before: the stored positions stopped at offset 4 for every priority, and u0..u4 were copied a second time
+    expect(again).toEqual(['tail'])
+  }, 30_000)
 })

@@ -43,6 +43,32 @@ describe('PartitionState', () => {
     expect(s.positions.every((p) => p === 1n)).toBe(true)
     expect(s.dirty).toBe(false)
   })
+
+  // a batch in band order: urgent seqs 48 and 50..54 (offsets 47, 49..53) first, then the normal seq 49 (offset 48)
+  const bandOrdered = [48, 50, 51, 52, 53, 54].map((seq) => ({ seq: BigInt(seq), priority: 0 })).concat([{ seq: 49n, priority: 5 }])
+  const committedAt47 = () => new PartitionState('t', '1', 0, 47n, null)
+
+  it('an explicit commit of lastOffset() + 1 covers the whole batch, in band order as well as in offset order', () => {
+    const s = committedAt47()
+    s.startBatch(bandOrdered)
+    for (const d of bandOrdered) s.handOut(d.seq, d.priority)
+    // lastOffset() is the last message delivered, offset 48: committing 49 must not leave offsets 49..53 behind
+    const positions = s.explicitPositions(49n)
+    expect(positions[0]).toBe(54n)
+    expect(positions[5]).toBe(49n)
+  })
+
+  it('a commit of a message\'s offset + 1 covers what was delivered before it, and nothing delivered after it', () => {
+    const s = committedAt47()
+    s.startBatch(bandOrdered)
+    for (const d of bandOrdered.slice(0, 3)) s.handOut(d.seq, d.priority)
+    // the third message delivered is offset 50 (seq 51): the normal offset 48 comes last and is not covered
+    const positions = s.explicitPositions(51n)
+    expect(positions[0]).toBe(51n)
+    expect(positions[5]).toBe(47n)
+    // a message of the batch not handed out yet falls back to the handed-out rule (decision 005)
+    expect(s.explicitPositions(49n)[5]).toBe(47n)
+  })
 })
 
 describe('batch decoding', () => {
