@@ -2,15 +2,15 @@
 // says: committed offset = offset_value, high = next_seq - 1, low = first stored seq - 1.
 import type { FetchOffsetsPartition, Logger, SeekEntry } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { validateOffsetEntry } from '../consumer/validation.js'
+import { describeGroup } from '../client/groupDescription.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
+import { validateOffsetEntry } from '../kafkajs/offsetValidation.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { findDataHubPresence } from '../store/dataHubMembers.js'
 import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
 import { commitOffsets, readOffsets, type OffsetCommit } from '../store/offsets.js'
 import { listTopics, offsetsByTimestamp, type TopicRow } from '../store/topics.js'
 import { fail } from './errors.js'
-import { describeGroup } from './groups.js'
 import { partitionWatermarks, requireTopic, requireTopics } from './lookup.js'
 
 const LATEST = '-1'

@@ -2,10 +2,10 @@
 // each topic succeeds or fails on its own, failures come back the way KafkaJS surfaces the broker's answer.
 import type { ITopicConfig, ITopicPartitionConfig } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
+import { newTopicFromDefaults } from '../client/topicDefaults.js'
 import { KafkaJSAggregateError, KafkaJSCreateTopicError } from '../kafkajs/errors.js'
 import { validateTopicName } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { newTopicFromDefaults } from '../producer/index.js'
 import { deleteTopics as deleteTopicRows, findTopics, growPartitions, insertTopics, type NewTopic } from '../store/topics.js'
 import { createTopicError, fail } from './errors.js'
 import { settingsFromEntries } from './topicSettings.js'

@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto'
 import kafkajs from '../kafkajs/upstream.js'
 import type { Logger, Message, Producer, ProducerBatch, ProducerConfig, ProducerRecord, RecordMetadata } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
+import { newTopicFromDefaults } from '../client/topicDefaults.js'
 import type { PayloadCompression } from '../config/types.js'
 import type { Queryable } from '../db/database.js'
 import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
-import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTopicName, validateTransactionalId } from '../kafkajs/messageValidation.js'
+import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTransactionalId } from '../kafkajs/messageValidation.js'
 import { createNetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { defaultPartitioner } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { createRetrier } from '../kafkajs/retry.js'
-import type { NewTopic } from '../store/topics.js'
 import { writeDeferred } from './deferredWrite.js'
 import { planSend, writePlan, type PartitionBatch, type Partitioner, type TopicBatch } from './sendMessages.js'
 import { traceSend } from '../tracing/messaging.js'
@@ -30,21 +30,6 @@ export interface PgQueueProducer extends Producer {
 /** KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. */
 export function payloadCompressionFor(compression: number | undefined, configured: PayloadCompression): PayloadCompression {
   return compression === undefined || compression === kafkajs.CompressionTypes.None ? configured : 'SNAPPY'
-}
-
-export function newTopicFromDefaults(ctx: PgQueueContext, name: string, numPartitions?: number): NewTopic {
-  validateTopicName(name)
-  const d = ctx.config.topicDefaults
-  return {
-    name,
-    partitionCount: numPartitions && numPartitions > 0 ? numPartitions : d.partitionCount,
-    retentionMaxAgeSeconds: d.retentionMaxAgeSeconds,
-    maxRowsPerTopic: d.maxRowsPerTopic,
-    maxTotalPayloadBytes: d.maxTotalPayloadBytes,
-    aggressiveRetention: d.aggressiveRetention,
-    config: {},
-    contentTypeMime: d.contentTypeMime,
-  }
 }
 
 const isDeletedTopic = (e: unknown) => sqlState(e) === '23503' && /_topic_id_fkey$/.test((e as { constraint?: string }).constraint ?? '')

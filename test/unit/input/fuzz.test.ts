@@ -3,7 +3,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { resolveConfig } from '../../../src/config/resolve.js'
-import { validateOffsetEntry } from '../../../src/consumer/validation.js'
+import { validateOffsetEntry } from '../../../src/kafkajs/offsetValidation.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import { normalizeProducerBatch } from '../../../src/kafkajs/messageValidation.js'
 

@@ -2,7 +2,7 @@
 // test/integration/input/producer.test.ts, checks that nothing is written). Also the offsets of seek / commitOffsets
 // / setOffsets, and client / group ids.
 import { describe, expect, it } from 'vitest'
-import { validateOffsetEntry } from '../../../src/consumer/validation.js'
+import { validateOffsetEntry } from '../../../src/kafkajs/offsetValidation.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import {
   normalizeMessage,

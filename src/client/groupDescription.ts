@@ -1,0 +1,43 @@
+import kafkajs from '../kafkajs/upstream.js'
+import type { GroupDescription } from 'kafkajs'
+import { readGeneration } from '../store/groupGeneration.js'
+import { liveMembers } from '../store/members.js'
+import type { PgQueueContext } from './context.js'
+
+// Shared by consumer.describeGroup() and admin.describeGroups().
+
+/**
+ * KafkaJS's GroupDescription from the members table and the group's current generation: each member's protocol
+ * metadata and the assignment its leader wrote, as the KafkaJS AssignerProtocol bytes Kafka would return.
+ */
+export async function describeGroup(ctx: PgQueueContext, groupId: string): Promise<GroupDescription> {
+  const db = ctx.db
+  const members = await liveMembers(db.pool, db.tables, groupId)
+  if (members.length === 0) {
+    return { groupId, members: [], protocol: '', protocolType: 'consumer', state: 'Empty', errorCode: 0 } as GroupDescription
+  }
+  const generation = await readGeneration(db.pool, db.tables, groupId)
+  const protocol = generation?.protocol ?? ''
+  const stable = members.every((m) => generation?.assignment[m.memberId] !== undefined)
+  const empty = kafkajs.AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: {}, userData: Buffer.alloc(0) })
+  return {
+    groupId,
+    protocol,
+    protocolType: 'consumer',
+    state: stable ? 'Stable' : 'PreparingRebalance',
+    errorCode: 0,
+    members: members.map((m) => {
+      const offered = m.protocols.find((p) => p.name === protocol) ?? m.protocols[0]
+      const assigned = generation?.assignment[m.memberId]
+      return {
+        memberId: m.memberId,
+        clientId: m.clientId,
+        clientHost: m.clientHost,
+        memberMetadata: offered
+          ? Buffer.from(offered.metadata, 'base64')
+          : kafkajs.AssignerProtocol.MemberMetadata.encode({ version: 0, topics: m.topics, userData: Buffer.alloc(0) }),
+        memberAssignment: assigned ? Buffer.from(assigned, 'base64') : empty,
+      }
+    }),
+  } as GroupDescription
+}
