@@ -1,6 +1,6 @@
 import type { Batch, KafkaMessage } from 'kafkajs'
 import { decodeHeaders } from '../kafkajs/headers.js'
-import { decodePayload } from '../producer/payloadCodec.js'
+import { decodePayload } from '../codec/payloadCodec.js'
 import { FLAG_NULL_KEY, FLAG_NULL_VALUE } from '../store/enqueue.js'
 import type { FetchedRow } from '../store/fetch.js'
 

@@ -2,7 +2,7 @@
 // payload_compression = 1), headers as `[{"key","v":base64}]` JSON, a routing key and a priority.
 import snappy from 'snappyjs'
 import { decodeHeaderPairs, encodeHeaders, type HeaderPair } from '../kafkajs/headers.js'
-import { CODEC_NONE, CODEC_SNAPPY, decodePayload } from '../producer/payloadCodec.js'
+import { CODEC_NONE, CODEC_SNAPPY, decodePayload } from '../codec/payloadCodec.js'
 import { decodeWireFormat, encodeWireFormat } from '../registry/wireFormat.js'
 import { DATAHUB_AVRO_CONTENT_TYPE } from './routing.js'
 

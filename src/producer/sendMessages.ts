@@ -9,7 +9,7 @@ import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type ProducerSequence, type StoredMessage } from '../store/enqueue.js'
 import type { NewTopic, TopicRow } from '../store/topics.js'
-import { PayloadEncoder } from './payloadCodec.js'
+import { PayloadEncoder } from '../codec/payloadCodec.js'
 
 export type Partitioner = (args: PartitionerArgs) => number
 
