@@ -1,6 +1,6 @@
 // Builds the one validated, deeply frozen PgQueueConfig: DataHub defaults < environment < constructor options.
 import path from 'node:path'
-import { validateSqlName } from '../db/identifiers.js'
+import { validateSqlName } from './sqlNames.js'
 import { resolveConnection } from './connection.js'
 import { DEFAULTS, PARTITION_INTERVALS, defaultEmbeddedDataDir } from './defaults.js'
 import { bool, int, invalid, mimeType, nonEmptyString, oneOf, scaled, type Parser } from './env.js'

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { quoteIdent, validateSqlName } from './identifiers.js'
+import { validateSqlName } from '../config/sqlNames.js'
+import { quoteIdent } from './identifiers.js'
 
 /** Fully qualified, quoted names of every pgQueue table for one schema + prefix. */
 export interface Tables {

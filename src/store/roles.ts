@@ -17,7 +17,8 @@
 // three are revoked (docs/security.md): what a past escalation planted does not survive a createRoles run.
 import type pg from 'pg'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
-import { quoteIdent, validateSqlName } from '../db/identifiers.js'
+import { validateSqlName } from '../config/sqlNames.js'
+import { quoteIdent } from '../db/identifiers.js'
 import { revokeForeignGrants } from './foreignGrants.js'
 
 export type QueueRole = 'writer' | 'reader' | 'admin'
