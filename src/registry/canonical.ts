@@ -7,7 +7,7 @@
 // `namespace` only where it differs from the enclosing one, so `"name": "ns.R"` and `"name": "R", "namespace":
 // "ns"` are one schema with one id, as in Confluent.
 import { createHash } from 'node:crypto'
-import type { SchemaReference } from './types.js'
+import type { SchemaReference } from '../store/registryTypes.js'
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 

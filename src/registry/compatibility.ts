@@ -3,7 +3,7 @@
 // types match by unqualified name (or alias), as in Avro >= 1.10's SchemaCompatibility that Confluent runs: a
 // namespace-only change is compatible.
 import type { Type } from 'avsc'
-import { COMPATIBILITY_LEVELS, type CompatibilityLevel } from './types.js'
+import { COMPATIBILITY_LEVELS, type CompatibilityLevel } from '../store/registryTypes.js'
 import { invalidCompatibilityLevel } from './errors.js'
 
 export interface VersionedType {

@@ -5,7 +5,7 @@ import { GLOBAL_SUBJECT, deleteCompatibility, getCompatibility, setCompatibility
 import { listSubjects } from '../store/registryVersions.js'
 import { parseCompatibilityLevel } from './compatibility.js'
 import { subjectLevelCompatibilityNotConfigured, subjectNotFound } from './errors.js'
-import { DEFAULT_COMPATIBILITY, type CompatibilityLevel } from './types.js'
+import { DEFAULT_COMPATIBILITY, type CompatibilityLevel } from '../store/registryTypes.js'
 
 export async function globalCompatibility(db: Queryable, t: Tables): Promise<CompatibilityLevel> {
   return (await getCompatibility(db, t, GLOBAL_SUBJECT)) ?? DEFAULT_COMPATIBILITY

@@ -11,7 +11,7 @@ import {
   referenceExists, subjectNotFound, subjectNotSoftDeleted, subjectSoftDeleted, versionNotFound, versionNotSoftDeleted,
   versionSoftDeleted,
 } from './errors.js'
-import type { VersionSelector } from './registry.js'
+import type { VersionSelector } from '../store/registryTypes.js'
 
 /** DELETE /subjects/{s}[?permanent=true]: the versions deleted. */
 export async function deleteSubject(db: Database, t: Tables, subject: string, permanent: boolean): Promise<number[]> {

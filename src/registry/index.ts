@@ -1,5 +1,5 @@
 // Public surface of the schema registry: the store-backed service, its HTTP handler and the Avro helpers.
-export { PgSchemaRegistry, type ReadOptions, type VersionSelector } from './registry.js'
+export { PgSchemaRegistry, type ReadOptions } from './registry.js'
 export type { RegistryBackend } from './backend.js'
 export {
   createSchemaRegistryServer,
@@ -20,4 +20,5 @@ export {
   type SchemaReference,
   type StoredSchema,
   type SubjectVersion,
-} from './types.js'
+  type VersionSelector,
+} from '../store/registryTypes.js'

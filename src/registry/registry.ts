@@ -20,10 +20,7 @@ import type { RegistryMode } from '../store/registryMode.js'
 import { incompatibleSchema, invalidSchema, invalidVersion, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
 import { importVersion } from './import.js'
 import { SchemaResolver, type PreparedSchema } from './resolver.js'
-import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion } from './types.js'
-
-/** A version number or "latest" (the newest version that is not soft-deleted, or the newest of all with `deleted`). */
-export type VersionSelector = number | 'latest'
+import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion, type VersionSelector } from '../store/registryTypes.js'
 
 export interface ReadOptions {
   /** include soft-deleted versions */

@@ -8,7 +8,7 @@ import { subjectVersion } from '../store/registryVersions.js'
 import { parseAvro, parseSchemaJson } from './avro.js'
 import { canonicalAvroText, schemaHash } from './canonical.js'
 import { invalidSchema } from './errors.js'
-import type { SchemaReference } from './types.js'
+import type { SchemaReference } from '../store/registryTypes.js'
 import { isStorableText } from '../db/text.js'
 
 /** A validated submission, ready to store or compare. */

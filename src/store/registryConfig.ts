@@ -1,7 +1,7 @@
 // Compatibility levels: per subject, and the global one stored under the subject '' (no real subject is empty).
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import type { CompatibilityLevel } from '../registry/types.js'
+import type { CompatibilityLevel } from './registryTypes.js'
 import { registryTables } from './registryTables.js'
 import { statements } from './statement.js'
 

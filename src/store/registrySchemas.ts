@@ -1,7 +1,7 @@
 // Schema rows (one per global id) and their references.
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import type { SchemaReference, StoredSchema } from '../registry/types.js'
+import type { SchemaReference, StoredSchema } from './registryTypes.js'
 import { registryTables } from './registryTables.js'
 import { statements } from './statement.js'
 

@@ -27,6 +27,9 @@ export interface StoredSchema {
   references: SchemaReference[]
 }
 
+/** A version number or "latest" (the newest version that is not soft-deleted, or the newest of all with `deleted`). */
+export type VersionSelector = number | 'latest'
+
 /** One version of a subject, as GET /subjects/{s}/versions/{v} returns it. */
 export interface SubjectVersion extends StoredSchema {
   subject: string

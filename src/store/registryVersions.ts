@@ -1,7 +1,7 @@
 // Subject versions: numbering, lookups, soft and permanent deletes.
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import type { SubjectVersion } from '../registry/types.js'
+import type { SubjectVersion } from './registryTypes.js'
 import { registryTables } from './registryTables.js'
 import { statements } from './statement.js'
 

@@ -1,8 +1,8 @@
 // The Confluent Schema Registry REST API (the paths, bodies and error codes Confluent documents), on a
 // PgSchemaRegistry. Responses leave out schemaType for AVRO and references when empty, as Confluent does.
 import { invalidVersion, schemaNotFound } from '../errors.js'
-import type { PgSchemaRegistry, VersionSelector } from '../registry.js'
-import type { SchemaInput, StoredSchema, SubjectVersion } from '../types.js'
+import type { PgSchemaRegistry } from '../registry.js'
+import type { SchemaInput, StoredSchema, SubjectVersion, VersionSelector } from '../../store/registryTypes.js'
 import { Router, type RouteRequest } from './router.js'
 
 const INT32_MAX = 2_147_483_647
