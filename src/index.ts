@@ -22,7 +22,7 @@ export {
   encodeDataHubRow, decodeDataHubRow, dataHubPartition, dataHubLockKey, dataHubSubject,
   type DataHubSeedOptions, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow, type SeededTopic,
 } from './datahub/index.js'
-export { runMaintenance, type MaintenanceReport } from './ops/maintenance.js'
+export { runMaintenance, type MaintenanceReport } from './maintenance/run.js'
 // poison messages: retry with backoff, then a dead-letter topic (docs/retry-and-dead-letter.md)
 export {
   deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, originOf, originalHeaders,

@@ -4,7 +4,6 @@
 // connection, which holds a session advisory lock so only one runner works on a schema + prefix at a time.
 import type { Logger } from 'kafkajs'
 import type pg from 'pg'
-import type { PgQueueContext } from '../client/context.js'
 import type { MaintenanceConfig } from '../config/types.js'
 import type { Tables } from '../db/tables.js'
 import * as housekeeping from '../store/maintenance.js'
@@ -75,7 +74,18 @@ const DEFAULT_DROP_LOCK_TIMEOUT_MS = 200
 const LEASE_PAGES_PER_BATCH = 10
 const SILENT: MaintenanceLogger = { debug() {}, info() {}, warn() {}, error() {} }
 
-export function maintenanceDeps(ctx: PgQueueContext): MaintenanceDeps {
+/**
+ * The parts of a connected PgQueueContext that maintenance uses, named structurally so that maintenance stays
+ * below the client layer (the context starts the scheduler).
+ */
+export interface MaintenanceHost {
+  readonly db: { readonly pool: pg.Pool }
+  readonly tables: Tables
+  readonly config: { readonly maintenance: MaintenanceConfig }
+  readonly logger: Logger
+}
+
+export function maintenanceDeps(ctx: MaintenanceHost): MaintenanceDeps {
   return {
     pool: ctx.db.pool,
     tables: ctx.tables,
@@ -86,7 +96,7 @@ export function maintenanceDeps(ctx: PgQueueContext): MaintenanceDeps {
 
 /** Runs maintenance once; `{ skipped: true }` at once when another runner (any process) holds the lock. */
 export async function runMaintenance(
-  source: PgQueueContext | MaintenanceDeps,
+  source: MaintenanceHost | MaintenanceDeps,
   opts: MaintenanceOptions = {},
 ): Promise<MaintenanceReport> {
   const deps = 'pool' in source ? source : maintenanceDeps(source)

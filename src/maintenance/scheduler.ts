@@ -1,10 +1,9 @@
 // Runs maintenance periodically inside the app, or hands it to pg_cron. Every process may start a scheduler: the
 // advisory lock makes all but one skip each round, and the jitter spreads their attempts.
 import { createHash } from 'node:crypto'
-import type { PgQueueContext } from '../client/context.js'
 import type { Tables } from '../db/tables.js'
 import { cronCommand, cronVacuumCommand, probePgCron, scheduleCronJob } from '../store/maintenanceCron.js'
-import { runMaintenance, type MaintenanceLogger, type MaintenanceOptions, type MaintenanceReport } from './maintenance.js'
+import { runMaintenance, type MaintenanceHost, type MaintenanceLogger, type MaintenanceOptions, type MaintenanceReport } from './run.js'
 
 export type MaintenanceMode = 'in-app' | 'pg_cron' | 'off'
 
@@ -36,7 +35,7 @@ const JOB_NAME_MAX = 92
  * Starts maintenance for a connected context: pg_cron when maintenance.cronEnabled and the extension is installed
  * in this database, otherwise (maintenance.enabled) an in-app timer. Never throws: problems are logged.
  */
-export async function startMaintenance(ctx: PgQueueContext, opts: SchedulerOptions = {}): Promise<MaintenanceHandle> {
+export async function startMaintenance(ctx: MaintenanceHost, opts: SchedulerOptions = {}): Promise<MaintenanceHandle> {
   const { maintenance } = ctx.config
   const log = ctx.logger.namespace('Maintenance')
   if (maintenance.cronEnabled) {
@@ -49,7 +48,7 @@ export async function startMaintenance(ctx: PgQueueContext, opts: SchedulerOptio
   return startTimer(ctx, log, opts)
 }
 
-async function scheduleWithCron(ctx: PgQueueContext, log: MaintenanceLogger): Promise<boolean> {
+async function scheduleWithCron(ctx: MaintenanceHost, log: MaintenanceLogger): Promise<boolean> {
   const { maintenance } = ctx.config
   try {
     const probe = await probePgCron(ctx.db.pool)
@@ -72,7 +71,7 @@ async function scheduleWithCron(ctx: PgQueueContext, log: MaintenanceLogger): Pr
   }
 }
 
-function startTimer(ctx: PgQueueContext, log: MaintenanceLogger, opts: SchedulerOptions): MaintenanceHandle {
+function startTimer(ctx: MaintenanceHost, log: MaintenanceLogger, opts: SchedulerOptions): MaintenanceHandle {
   const intervalMs = opts.intervalMs ?? ctx.config.maintenance.intervalSeconds * 1000
   const random = opts.random ?? Math.random
   const abort = new AbortController()

@@ -3,7 +3,7 @@
 // with the labels messaging_system, topic, consumer_group and messaging_priority (the WFQ band index).
 import type { Counter, Histogram, Registry } from 'prom-client'
 import { lazyModule } from '../lazyModule.js'
-import type { MaintenanceReport, PolicyCounts } from './maintenance.js'
+import type { MaintenanceReport, PolicyCounts } from '../maintenance/run.js'
 import type { BatchObservation } from './hooks.js'
 import type { GroupLag } from './lag.js'
 

@@ -1,4 +1,4 @@
-import { runMaintenance, type CompletedMaintenance } from '../../ops/maintenance.js'
+import { runMaintenance, type CompletedMaintenance } from '../../maintenance/run.js'
 import { CONNECTION_OPTIONS, JSON_OPTION, flag, int, positionals, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
 import { table, writeJson } from '../format.js'

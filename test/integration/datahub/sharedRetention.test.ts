@@ -3,7 +3,7 @@
 // `<prefix>_apply_retention()` exists; topics we create carry DataHub's default content type.
 import { describe, expect, it } from 'vitest'
 import { resolveConfig } from '../../../src/config/resolve.js'
-import { runMaintenance } from '../../../src/ops/maintenance.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 import { drainDataHubGroup } from '../../datahub-client/drain.js'
 import { uniqueName } from '../../helpers/kafka.js'
 import { useSharingFixture } from './sharing.js'

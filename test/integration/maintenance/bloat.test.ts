@@ -1,7 +1,7 @@
 // "One hour of traffic compressed into a test": produce, consume and commit, run maintenance, 60 times over, on
 // an aggressive-retention topic. The message table must stay bounded: deleted rows' space is reused.
 import { describe, expect, it } from 'vitest'
-import { runMaintenance } from '../../../src/ops/maintenance.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 import { waitFor } from '../../helpers/db.js'
 import { uniqueName } from '../../helpers/kafka.js'
 import { useMaintenanceFixture } from './helpers.js'

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { dataHubCatalogue, DATAHUB_TOPICS } from '../../../src/datahub/topics.js'
 import { contentTypeId, upsertCatalogue } from '../../../src/store/datahubTopics.js'
 import { cronCommand } from '../../../src/store/maintenanceCron.js'
-import { runMaintenance } from '../../../src/ops/maintenance.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 import { useMaintenanceFixture, type MaintenanceFixture } from './helpers.js'
 
 interface Outcome {

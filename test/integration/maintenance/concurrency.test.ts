@@ -2,7 +2,7 @@
 // combined result is exactly what one run would do.
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runMaintenance, type MaintenanceReport } from '../../../src/ops/maintenance.js'
+import { runMaintenance, type MaintenanceReport } from '../../../src/maintenance/run.js'
 import { waitFor } from '../../helpers/db.js'
 import { spawnFixture } from '../../helpers/processes.js'
 import { useMaintenanceFixture } from './helpers.js'

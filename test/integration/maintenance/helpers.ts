@@ -6,7 +6,7 @@ import type { MaintenanceConfig, PgQueueOptions } from '../../../src/config/type
 import { tablesFor, type Tables } from '../../../src/db/tables.js'
 import { createLogger } from '../../../src/kafkajs/logger.js'
 import { logLevel } from '../../../src/kafkajs/exports.js'
-import { runMaintenance, type CompletedMaintenance, type MaintenanceOptions } from '../../../src/ops/maintenance.js'
+import { runMaintenance, type CompletedMaintenance, type MaintenanceOptions } from '../../../src/maintenance/run.js'
 import { findTopics, insertTopics } from '../../../src/store/topics.js'
 import { uniqueName, useTestKafka, type TestKafka } from '../../helpers/kafka.js'
 

@@ -2,7 +2,7 @@
 import pg from 'pg'
 import { resolveConfig } from '../../../src/config/resolve.js'
 import { tablesFor } from '../../../src/db/tables.js'
-import { runMaintenance } from '../../../src/ops/maintenance.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 
 const env = (name: string) => {
   const v = process.env[name]

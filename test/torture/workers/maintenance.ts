@@ -1,6 +1,6 @@
 // Maintenance throughout the run: premake / drop partitions, retention with caps and aggressive retention, lease
 // sweeps, back to back with a short pause, through the same fault proxy as the clients.
-import { runMaintenance } from '../../../src/ops/maintenance.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 import { resolveConfig } from '../../../src/config/resolve.js'
 import { Kafka } from '../../../src/kafka.js'
 import type { MaintenanceSpec } from '../spec.js'

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { consumerEvents, createInstrumentationEmitter } from '../../../src/kafkajs/instrumentation.js'
 import { OBSERVE_BATCHES, type BatchObserver } from '../../../src/ops/hooks.js'
 import { attachConsumerMetrics, attachProducerMetrics } from '../../../src/ops/instrument.js'
-import type { MaintenanceReport } from '../../../src/ops/maintenance.js'
+import type { MaintenanceReport } from '../../../src/maintenance/run.js'
 import { createMetrics } from '../../../src/ops/metrics.js'
 
 async function values(registry: Registry, name: string) {
