@@ -9,6 +9,7 @@ import { createConsumer } from './consumer/index.js'
 import { createLogger } from './kafkajs/logger.js'
 import { validateClientId } from './kafkajs/messageValidation.js'
 import { createProducer, type PgQueueProducer } from './producer/index.js'
+import { bypassInstrumentationWrappers, ownMethods } from './tracing/foreignWrappers.js'
 
 /** KafkaJS's client config; `brokers` is optional here, and `pgqueue` carries the PostgreSQL settings. */
 export type PgQueueKafkaConfig = Omit<KafkaConfig, 'brokers'> & {
@@ -32,6 +33,8 @@ export class Kafka {
     this.rootLogger = createLogger({ level: config.logLevel, logCreator: config.logCreator })
     this.config = resolveConfig(config.pgqueue)
     this.context = new PgQueueContext(this.config, this.rootLogger)
+    // a kafkajs instrumentation that took this package for kafkajs would double every span (tracing/foreignWrappers.ts)
+    bypassInstrumentationWrappers(this, Kafka.prototype, OWN_METHODS)
   }
 
   producer(config?: ProducerConfig): PgQueueProducer {
@@ -69,3 +72,5 @@ export class Kafka {
     }
   }
 }
+
+const OWN_METHODS = ownMethods(Kafka.prototype)
