@@ -28,7 +28,10 @@ export {
   deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, originOf, originalHeaders,
   type DeadLetterHandler, type DeadLetterOptions, type BackoffOptions, type DeadLetterEvent, type DeadLetterEventPayload, type Origin,
 } from './deadLetter/index.js'
-export { readDeadLetters, replayDeadLetters, type DeadLetterEntry } from './deadLetter/browse.js'
+export {
+  readDeadLetters, replayDeadLetters, type DeadLetterEntry, type DeadLetterRange, type ReadDeadLettersOptions,
+} from './deadLetter/browse.js'
+export { readFailingMessages, type FailingMessage } from './deadLetter/attempts.js'
 // operations: health, lag, offset reset, registrations, metrics, the HTTP API (docs/operations.md)
 export * from './ops/index.js'
 

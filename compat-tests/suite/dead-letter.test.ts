@@ -189,4 +189,36 @@ describe('dead-letter extension', () => {
     expect(again!.headers[DLT_HEADERS.topic]).toBeUndefined();
     await run.dl.disconnect();
   });
+
+  contract('readDeadLetters with ranges reads only those offsets: nothing before a range is even delivered to its reader', async (t) => {
+    const dlq = await t.topic(2, 'dlq_ranges');
+    const producer = await t.producer();
+    const origin = { [DLT_HEADERS.topic]: dlq, [DLT_HEADERS.partition]: '0', [DLT_HEADERS.offset]: '0' };
+    await producer.send({ topic: dlq, messages: Array.from({ length: 30 }, (_, i) => ({ partition: 0, value: `a${i}`, headers: origin })) });
+    await producer.send({ topic: dlq, messages: [{ partition: 1, value: 'b0', headers: origin }] });
+    const kafka = (await t.kafka()) as Kafka;
+    // the reader's consumer, observed: which offsets it was handed
+    const delivered: string[] = [];
+    const observed = new Proxy(kafka, {
+      get(target, prop, receiver) {
+        if (prop !== 'consumer') return Reflect.get(target, prop, receiver);
+        return (config: Parameters<Kafka['consumer']>[0]) => {
+          const consumer = target.consumer(config);
+          const run = consumer.run.bind(consumer);
+          consumer.run = (cfg) =>
+            run({ ...cfg, eachMessage: async (p) => (delivered.push(`${p.partition}:${p.message.offset}`), cfg!.eachMessage!(p)) });
+          return consumer;
+        };
+      },
+    });
+    const entries = await readDeadLetters(observed, dlq, { ranges: [{ partition: 0, from: '25', to: '27' }] });
+    expect(entries.map((e) => `${e.partition}:${e.offset}`)).toEqual(['0:25', '0:26', '0:27']);
+    expect(entries.map((e) => e.value!.toString())).toEqual(['a25', 'a26', 'a27']);
+    expect(delivered.every((d) => d.startsWith('0:') && Number(d.slice(2)) >= 25)).toBe(true);
+    // open-ended and clipped ranges, the limit within them, several partitions
+    const tail = await readDeadLetters(kafka, dlq, { ranges: [{ partition: 0, from: '28', to: '99' }, { partition: 1 }] });
+    expect(tail.map((e) => `${e.partition}:${e.offset}`)).toEqual(['0:28', '0:29', '1:0']);
+    expect((await readDeadLetters(kafka, dlq, { ranges: [{ partition: 0, from: '10' }], limit: 2 })).map((e) => e.offset)).toEqual(['10', '11']);
+    expect(await readDeadLetters(kafka, dlq, { ranges: [{ partition: 0, from: '40' }] })).toEqual([]);
+  });
 });

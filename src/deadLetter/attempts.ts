@@ -1,7 +1,9 @@
 import type { Kafka as PgQueueKafka } from '../kafka.js'
-import { clearAttempts, readAttempts, recordAttempts, type AttemptKey } from '../store/deliveryAttempts.js'
+import {
+  clearAttempts, listAttempts, readAttempts, recordAttempts, type AttemptKey, type FailingMessage,
+} from '../store/deliveryAttempts.js'
 
-export type { AttemptKey }
+export type { AttemptKey, FailingMessage }
 
 /** Failed attempts per message of one group: where the count survives (or not) a restart. */
 export interface AttemptLog {
@@ -33,5 +35,21 @@ export async function storedAttempts(kafka: PgQueueKafka): Promise<AttemptLog> {
     failed: (k, attempts, error) => recordAttempts(pool, tables, k, attempts, error),
     forget: (k) => clearAttempts(pool, tables, k),
     close: release,
+  }
+}
+
+/**
+ * pgQueue: the messages failing right now (retried in place, not yet dead-lettered), with their attempt count and
+ * last error. On Kafka the counts live in the consumer's process and cannot be listed.
+ */
+export async function readFailingMessages(
+  kafka: PgQueueKafka,
+  { group, topic, limit = 1000 }: { group?: string; topic?: string; limit?: number } = {},
+): Promise<FailingMessage[]> {
+  const { pool, tables, release } = await kafka.database()
+  try {
+    return await listAttempts(pool, tables, { group, topic, limit })
+  } finally {
+    await release()
   }
 }

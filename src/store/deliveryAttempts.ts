@@ -20,6 +20,14 @@ const sql = statements((t) => ({
     SELECT $1, tp.id, $3, $4::bigint + 1, $5, $6 FROM ${t.topic} tp WHERE tp.topic_name = $2
     ON CONFLICT (consumer_group, topic_id, partition_id, enqueue_seq) DO UPDATE
       SET attempts = GREATEST(a.attempts, EXCLUDED.attempts), last_error = EXCLUDED.last_error, updated_at = now()`,
+  // messages failing right now (a row lives only until its message succeeds or is dead-lettered), oldest first
+  list: `
+    SELECT a.consumer_group AS "group", tp.topic_name AS topic, a.partition_id AS partition,
+           (a.enqueue_seq - 1)::text AS "offset", a.attempts, a.last_error AS "lastError", a.updated_at AS "updatedAt"
+    FROM ${t.deliveryAttempt} a JOIN ${t.topic} tp ON tp.id = a.topic_id
+    WHERE ($1::text IS NULL OR a.consumer_group = $1) AND ($2::text IS NULL OR tp.topic_name = $2)
+    ORDER BY a.updated_at, a.consumer_group, tp.topic_name, a.partition_id, a.enqueue_seq
+    LIMIT $3`,
   clear: `
     DELETE FROM ${t.deliveryAttempt} a USING ${t.topic} tp
     WHERE tp.id = a.topic_id AND a.consumer_group = $1 AND tp.topic_name = $2 AND a.partition_id = $3
@@ -40,4 +48,20 @@ export async function recordAttempts(db: Queryable, t: Tables, key: AttemptKey, 
 
 export async function clearAttempts(db: Queryable, t: Tables, key: AttemptKey): Promise<void> {
   await run(db, sql(t).clear, params(key))
+}
+
+/** A message that failed and waits for its next attempt. */
+export interface FailingMessage extends AttemptKey {
+  attempts: number
+  /** `<error class>: <message>` of the last failure */
+  lastError: string | null
+  updatedAt: Date
+}
+
+export async function listAttempts(
+  db: Queryable,
+  t: Tables,
+  filter: { group?: string; topic?: string; limit: number },
+): Promise<FailingMessage[]> {
+  return (await run<FailingMessage>(db, sql(t).list, [filter.group ?? null, filter.topic ?? null, filter.limit])).rows
 }

@@ -1,5 +1,6 @@
+import { readFailingMessages } from '../../deadLetter/attempts.js'
 import { readDeadLetters, replayDeadLetters, type DeadLetterEntry } from '../../deadLetter/browse.js'
-import { CONNECTION_OPTIONS, JSON_OPTION, UsageError, flag, int, list, positionals, type Command } from '../args.js'
+import { CONNECTION_OPTIONS, JSON_OPTION, UsageError, flag, int, list, positionals, str, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
 import { table, writeJson } from '../format.js'
 
@@ -54,13 +55,17 @@ const replayCommand: Command = {
     const picked = list(p, 'offset').map((raw) => {
       const m = /^(\d+):(\d+)$/.exec(raw)
       if (!m) throw new UsageError(`--offset takes <partition>:<offset>, got "${raw}"`)
-      return `${Number(m[1])}:${BigInt(m[2]!)}`
+      return { partition: Number(m[1]), offset: BigInt(m[2]!).toString() }
     })
     if (flag(p, 'all') === (picked.length > 0)) throw new UsageError('give either --all or one or more --offset <partition>:<offset>')
+    const key = (e: { partition: number; offset: string }) => `${e.partition}:${e.offset}`
+    const wanted = picked.map(key)
     const result = await withKafka(p, io, async ({ kafka }) => {
-      const entries = await readDeadLetters(kafka, topic!, { limit: Number.MAX_SAFE_INTEGER })
-      const chosen = flag(p, 'all') ? entries : entries.filter((e) => picked.includes(`${e.partition}:${e.offset}`))
-      const missing = picked.filter((k) => !chosen.some((e) => `${e.partition}:${e.offset}` === k))
+      // only the span of each partition's picked offsets is read, not the whole topic
+      const ranges = flag(p, 'all') ? undefined : picked.map((x) => ({ partition: x.partition, from: x.offset, to: x.offset }))
+      const entries = await readDeadLetters(kafka, topic!, { limit: Number.MAX_SAFE_INTEGER, ranges })
+      const chosen = flag(p, 'all') ? entries : entries.filter((e) => wanted.includes(key(e)))
+      const missing = wanted.filter((k) => !chosen.some((e) => key(e) === k))
       if (missing.length > 0) return { replayed: 0, missing }
       return { replayed: await replayDeadLetters(kafka, chosen), missing }
     })
@@ -71,4 +76,30 @@ const replayCommand: Command = {
   },
 }
 
-export const deadLetterCommands: Command[] = [listCommand, replayCommand]
+const retryingCommand: Command = {
+  name: 'dead-letters retrying',
+  summary: 'show the messages failing now (retried in place, not yet dead-lettered): attempts and last error',
+  args: '[options]',
+  options: {
+    ...CONNECTION_OPTIONS,
+    ...JSON_OPTION,
+    group: { type: 'string', value: 'id', help: 'only this consumer group' },
+    topic: { type: 'string', value: 'name', help: 'only this (original) topic' },
+    limit: { type: 'string', value: 'n', help: 'at most n entries (default 1000)' },
+  },
+  examples: ['kafkajs-pgqueue dead-letters retrying --group orders-service'],
+  async run(p, io) {
+    positionals(p, [])
+    const filter = { group: str(p, 'group'), topic: str(p, 'topic'), limit: int(p, 'limit', { min: 1 }) ?? 1000 }
+    const rows = await withKafka(p, io, ({ kafka }) => readFailingMessages(kafka, filter))
+    if (flag(p, 'json')) return writeJson(io.stdout, rows.map((r) => ({ ...r, updatedAt: r.updatedAt.toISOString() })))
+    io.stdout.write(
+      table(
+        ['group', 'topic', 'partition', 'offset', 'attempts', 'last error', 'since'],
+        rows.map((r) => [r.group, r.topic, r.partition, r.offset, r.attempts, r.lastError, r.updatedAt.toISOString()]),
+      ),
+    )
+  },
+}
+
+export const deadLetterCommands: Command[] = [listCommand, replayCommand, retryingCommand]

@@ -83,4 +83,33 @@ describe('dead-letters', () => {
     expect((await admin.fetchTopicOffsets(topic))[0]!.high).toBe('2')
     await admin.disconnect()
   })
+
+  it('retrying shows a message failing right now with its attempts and last error (the stored last_error)', async () => {
+    const topic = await t.createTopic(1, 'cli_dlq_retrying')
+    const groupId = uniqueName('cli_retrying_group')
+    const producer = await t.producer()
+    await producer.send({ topic, messages: [{ value: 'poison' }] })
+    // a long wait after the first failure keeps the message in its retry while the CLI looks
+    const dl = deadLetter(t.kafka, { groupId, topic: `${topic}.dlq`, maxAttempts: 3, backoff: { initialMs: 120_000, maxMs: 120_000, jitter: 0 } })
+    await dl.connect()
+    const retrying = new Promise<void>((resolve) => dl.on(dl.events.RETRY, () => resolve()))
+    const consumer = await t.consumer({ groupId })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.run({ eachMessage: dl.eachMessage(async () => {
+      throw new RangeError('price out of range')
+    }) })
+    await retrying
+    try {
+      const res = await cli(['dead-letters', 'retrying', '--group', groupId, '--json'])
+      expect(res.code, res.stderr).toBe(0)
+      const rows = JSON.parse(res.stdout)
+      expect(rows).toHaveLength(1)
+      expect(rows[0]).toMatchObject({ group: groupId, topic, partition: 0, offset: 0, attempts: 1, lastError: 'RangeError: price out of range' })
+      const table = await cli(['dead-letters', 'retrying', '--topic', topic])
+      expect(table.stdout).toContain('RangeError: price out of range')
+      expect(JSON.parse((await cli(['dead-letters', 'retrying', '--group', 'nobody', '--json'])).stdout)).toEqual([])
+    } finally {
+      await Promise.all([consumer.disconnect(), dl.disconnect()])
+    }
+  })
 })
