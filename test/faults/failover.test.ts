@@ -36,10 +36,11 @@ describe.each(['sync', 'async'] as const)('failover to a promoted %s standby', (
 
     const base = { PG_URL: cluster.url, PG_SCHEMA: SCHEMA, TOPIC: topic }
     // one idempotent producer (its retry after an unanswered COMMIT is deduplicated) and one plain one
-    const producers: Array<{ tag: string; child: Child }> = [
+    const kinds: Array<{ tag: string; env: Record<string, string> }> = [
       { tag: 'pi', env: { IDEMPOTENT: '1', RETRIES: '1000' } },
       { tag: 'pp', env: { RETRIES: '1000' } },
-    ].map(({ tag, env }) => ({
+    ]
+    const producers: Array<{ tag: string; child: Child }> = kinds.map(({ tag, env }) => ({
       tag,
       child: spawnFixture('faultProducer.ts', { ...base, ...env, TAG: tag, MODE: 'stream', COUNT: '1000000', BATCH: '4', KEYS: String(KEYS), PACE_MS: '5' }),
     }))
