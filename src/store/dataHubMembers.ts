@@ -14,7 +14,7 @@ export interface DataHubPresence {
   at: string
 }
 
-const sql = statements((t) => ({
+const sql = statements('datahubMembers', (t) => ({
   // Nothing of ours writes message_group_lease (our leases are per partition), so a live lease there other than
   // DataHub's markers is a DataHub consumer at work; the index on (consumer_group, locked_until) finds it without
   // reading the __acked__ markers (locked_until 1970). Our heartbeat sets library_heartbeat_at with

@@ -16,7 +16,7 @@ export interface SeededTopic {
   created: boolean
 }
 
-const sql = statements((t) => ({
+const sql = statements('datahubTopics', (t) => ({
   contentTypeId: `SELECT id FROM ${t.contentType} WHERE mime = $1`,
   insertContentType: `INSERT INTO ${t.contentType} (mime) VALUES ($1) ON CONFLICT (mime) DO NOTHING RETURNING id`,
   upsert: `

@@ -10,7 +10,7 @@ export interface AttemptKey {
   offset: string
 }
 
-const sql = statements((t) => ({
+const sql = statements('deliveryAttempts', (t) => ({
   read: `
     SELECT a.attempts FROM ${t.deliveryAttempt} a JOIN ${t.topic} tp ON tp.id = a.topic_id
     WHERE a.consumer_group = $1 AND tp.topic_name = $2 AND a.partition_id = $3 AND a.enqueue_seq = $4::bigint + 1`,

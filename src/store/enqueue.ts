@@ -28,7 +28,7 @@ export const FLAG_FROM_LEDGER = 4
 // Payloads arrive as ONE bytea (sent in binary) plus each row's 1-based start and length, cut out with substring: a
 // bytea[] parameter would be sent as hex text, doubling the bytes and costing a hex encode on the client and a decode
 // per element here.
-const sql = statements((t) => {
+const sql = statements('enqueue', (t) => {
   const allocate = `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_allocate_seq`)}`
   // One round trip per (send, partition): allocate_seq takes DataHub's advisory lock for the partition (held until
   // commit, so seq order is commit order and a rollback leaves no gap) and the seq range, then every row is inserted

@@ -4,7 +4,7 @@ import { FLAG_FROM_LEDGER, type StoredMessage } from './enqueue.js'
 import { quoteIdent } from '../db/identifiers.js'
 import { statements } from './statement.js'
 
-const sql = statements((t) => {
+const sql = statements('enqueueDeferred', (t) => {
   const defer = `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_defer_partition`)}`
   // Inside a caller's transaction: rows get negative provisional seqs and the deferred trigger assigns the real ones
   // at COMMIT (R__sequence_functions.sql), so no lock is held while the transaction stays open. defer_partition

@@ -83,7 +83,7 @@ function selectText(
     ) m ON true`
 }
 
-const sql = statements((t) => ({
+const sql = statements('fetch', (t) => ({
   fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7', bytes: '$8' }),
 }))
 

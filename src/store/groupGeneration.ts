@@ -23,7 +23,7 @@ export interface NewGeneration {
   assignment: Record<string, string>
 }
 
-const sql = statements((t) => ({
+const sql = statements('groupGeneration', (t) => ({
   read: `
     SELECT generation::int8 AS generation, leader_id AS "leaderId", protocol, member_key AS "memberKey", assignment
     FROM ${t.groupGeneration} WHERE consumer_group = $1`,

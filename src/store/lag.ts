@@ -33,7 +33,7 @@ export interface ResetFilter {
   fillMissing: boolean
 }
 
-const sql = statements((t) => ({
+const sql = statements('lag', (t) => ({
   // the health probe: reaches the server and reads the queue schema (a missing schema is as bad as no server)
   probe: `SELECT 1 FROM ${t.partitionSeq} LIMIT 1`,
   cells: `

@@ -12,7 +12,7 @@ export interface HeldLease extends PartitionRef {
   fresh: boolean
 }
 
-const sql = statements((t) => ({
+const sql = statements('leases', (t) => ({
   // Takes or renews leases, stamped with the group generation $6, and only while $6 is the group's current one: a
   // lease is taken over only once its holder let it lapse, so a partition is never fetched by two members of one
   // group at the same time. acquired_at moves only when the lease is taken (not renewed without a break), so

@@ -6,7 +6,7 @@ import type { Tables } from '../db/tables.js'
 import { maintenanceFunction } from './retention.js'
 import { statements } from './statement.js'
 
-const sql = statements((t) => {
+const sql = statements('maintenance', (t) => {
   const fn = (name: string) => maintenanceFunction(t, `maintenance_${name}`)
   return {
     // Session-level: held across the run's many short transactions, on the connection that runs them.

@@ -36,7 +36,7 @@ const MEMBER_COLUMNS = `member_id AS "memberId", client_id AS "clientId", client
 
 const LIVE = `heartbeat_at > now() - session_timeout_ms * interval '1 millisecond'`
 
-const sql = statements((t) => ({
+const sql = statements('members', (t) => ({
   // One round trip per heartbeat: upsert this member (re-joining if someone expired it: a member that was gone
   // joins again as the youngest), refresh DataHub's registrations (library_heartbeat_at tells our beats from
   // DataHub's: dataHubMembers.ts), drop members silent for three session timeouts, and return the live members.

@@ -8,7 +8,7 @@ export interface RecordsCutoff {
   offset: string
 }
 
-const sql = statements((t) => ({
+const sql = statements('messages', (t) => ({
   // Kafka's DeleteRecords. Only message rows go: the sequence ledger is untouched, so later sends keep counting
   // from where the partition was and the low watermark (first stored seq - 1) moves up to the cutoff.
   deleteBefore: `

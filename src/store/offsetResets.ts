@@ -5,7 +5,7 @@ import { statements } from './statement.js'
 /** Kafka's offset markers: latest (the log end) and earliest (the log start). */
 export type OffsetMarker = -1 | -2
 
-const sql = statements((t) => ({
+const sql = statements('offsetResets', (t) => ({
   // Stores the marker as Kafka does (reported until the group commits, resolved by the next consumer) and, in
   // offset_value, the watermark it means now, for readers that know no markers (DataHub's consumers). start_offset
   // remembers that value: once a DataHub consumer commits past it, offset_value is the truth again.

@@ -67,7 +67,7 @@ const commitStatement = (t: Tables, async: boolean) => `
       committed_at = now()
     RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`
 
-const sql = statements((t) => ({
+const sql = statements('offsets', (t) => ({
   commit: commitStatement(t, false),
   commitAsync: commitStatement(t, true),
   read: `

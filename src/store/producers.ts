@@ -2,7 +2,7 @@ import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
-const sql = statements((t) => ({
+const sql = statements('producers', (t) => ({
   // A producer starting with a transactional id takes the next epoch: older holders of the id are fenced, and an
   // open transaction of theirs is ended by terminating its backend (only if that backend is still inside the
   // transaction it registered, never a connection that has moved on).

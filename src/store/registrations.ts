@@ -12,7 +12,7 @@ export interface RegistrationRow {
 
 const ms = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::float8`
 
-const sql = statements((t) => ({
+const sql = statements('registrations', (t) => ({
   list: `
     SELECT r.consumer_group AS "consumerGroup", t.topic_name AS "topicName",
            ${ms('r.registered_at')} AS "registeredAt", ${ms('r.last_heartbeat_at')} AS "lastHeartbeatAt"

@@ -7,7 +7,7 @@ import { statements } from './statement.js'
 
 export const GLOBAL_SUBJECT = ''
 
-const sql = statements((t) => {
+const sql = statements('registryConfig', (t) => {
   const r = registryTables(t)
   return {
     get: `SELECT compatibility FROM ${r.config} WHERE subject = $1`,

@@ -6,7 +6,7 @@ import { statements } from './statement.js'
 
 export type RegistryMode = 'READWRITE' | 'READONLY' | 'IMPORT'
 
-const sql = statements((t) => {
+const sql = statements('registryMode', (t) => {
   const mode = registryTables(t).mode
   return {
     get: `SELECT mode FROM ${mode} WHERE subject = $1`,

@@ -9,7 +9,7 @@ const REFERENCES = (r: ReturnType<typeof registryTables>, id: string) => `COALES
     SELECT jsonb_agg(jsonb_build_object('name', x.name, 'subject', x.subject, 'version', x.version) ORDER BY x.position)
     FROM ${r.reference} x WHERE x.schema_id = ${id}), '[]'::jsonb)`
 
-const sql = statements((t) => {
+const sql = statements('registrySchemas', (t) => {
   const r = registryTables(t)
   return {
     idByHash: `SELECT id FROM ${r.schema} WHERE canonical_hash = $1`,

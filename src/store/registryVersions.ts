@@ -10,7 +10,7 @@ export interface VersionRow extends SubjectVersion {
   hash: string
 }
 
-const sql = statements((t) => {
+const sql = statements('registryVersions', (t) => {
   const r = registryTables(t)
   const columns = `v.subject, v.version, v.deleted, s.id, s.schema_type AS "schemaType", s.schema_text AS schema,
     s.canonical_hash AS hash, COALESCE((

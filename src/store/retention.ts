@@ -10,7 +10,7 @@ export function maintenanceFunction(t: Tables, name: string): string {
   return `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_${name}`)}`
 }
 
-const sql = statements((t) => {
+const sql = statements('retention', (t) => {
   const fn = (name: string) => maintenanceFunction(t, `maintenance_${name}`)
   return {
     dropCandidates: `SELECT partition_name AS name FROM ${fn('partition_candidates')}()`,

@@ -9,7 +9,7 @@ export interface TopicSettings {
   maxTotalPayloadBytes: number
 }
 
-const sql = statements((t) => ({
+const sql = statements('topicConfig', (t) => ({
   // Replaces the whole set, as Kafka's (non-incremental) AlterConfigs does.
   replace: `
     UPDATE ${t.topic}

@@ -29,7 +29,7 @@ const TOPIC_COLUMNS = `id::text AS id, topic_name AS name, partition_count AS "p
   retention_max_age_seconds AS "retentionMaxAgeSeconds", max_rows_per_topic::text AS "maxRowsPerTopic",
   max_total_payload_bytes::text AS "maxTotalPayloadBytes", aggressive_retention AS "aggressiveRetention", config`
 
-const sql = statements((t) => ({
+const sql = statements('topics', (t) => ({
   // Creates missing topics and their sequence-ledger rows in one statement; existing topics are left alone. A
   // content type not yet in the catalogue is added first (DataHub's application/avro is there from V001).
   insert: `
