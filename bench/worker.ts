@@ -28,6 +28,9 @@ export type WorkerMessage =
       lastAt: number
       rssPeak: number
       latencies: number[]
+      /** this process's CPU time (ms) from the first delivery to the last progress report, and the deliveries in it */
+      cpuMs: number
+      cpuMessages: number
       error?: string
     }
 
@@ -53,10 +56,25 @@ const sampleRss = () => {
 }
 setInterval(sampleRss, 50).unref()
 
+const cpuNow = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
+let cpuAtFirst = 0
+let countAtFirst = 0
+let cpuAtReport = 0
+let countAtReport = 0
+const started = (n: number) => {
+  cpuAtFirst = cpuNow()
+  countAtFirst = n
+}
+
 let reported = -1
 const report = () => {
   if (count === reported) return
   reported = count
+  cpuAtReport = cpuNow()
+  countAtReport = count
   send({ type: 'progress', count, maxOffsets, firstAt, lastAt, rssPeak })
 }
 const progressTimer = setInterval(report, 50)
@@ -86,14 +104,20 @@ async function main(c: WorkerConfig): Promise<void> {
   await consumer.subscribe({ topic: c.topic, fromBeginning: true })
   const eachMessage = async ({ partition, message }: EachMessagePayload) => {
     const at = now()
-    if (count === 0) firstAt = at
+    if (count === 0) {
+      firstAt = at
+      started(1)
+    }
     count++
     lastAt = at
     seen(partition, message, at)
   }
   const eachBatch = async ({ batch }: EachBatchPayload) => {
     const at = now()
-    if (count === 0 && batch.messages.length > 0) firstAt = at
+    if (count === 0 && batch.messages.length > 0) {
+      firstAt = at
+      started(batch.messages.length)
+    }
     count += batch.messages.length
     lastAt = at
     for (const m of batch.messages) seen(batch.partition, m, at)
@@ -111,8 +135,10 @@ async function stop(): Promise<void> {
   clearInterval(progressTimer)
   await consumer?.disconnect().catch((e: Error) => (error ??= `disconnect: ${e.message}`))
   sampleRss()
+  const cpuMs = countAtReport > countAtFirst ? cpuAtReport - cpuAtFirst : 0
+  const cpuMessages = countAtReport - countAtFirst
   // exit only once the report is out (a large one, with latencies, takes a while to flush)
-  process.send!({ type: 'done', count, maxOffsets, firstAt, lastAt, rssPeak, latencies, error } satisfies WorkerMessage, () => process.exit(0))
+  process.send!({ type: 'done', count, maxOffsets, firstAt, lastAt, rssPeak, latencies, cpuMs, cpuMessages, error } satisfies WorkerMessage, () => process.exit(0))
 }
 
 main(config).catch((e: Error) => {

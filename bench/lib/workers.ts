@@ -18,8 +18,9 @@ export interface Member {
 
 const workerFile = path.join(__dirname, '..', 'worker.ts')
 
-export function startMember(config: WorkerConfig): Member {
-  const proc = fork(workerFile, [], {
+/** `worker`: another checkout's bench/worker.ts, for an A/B of two trees (bench/tools/consume-ab.ts). */
+export function startMember(config: WorkerConfig, worker = workerFile): Member {
+  const proc = fork(worker, [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, BENCH_WORKER: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -90,9 +91,9 @@ export async function runMembers(
   topic: string,
   partitions: number,
   ends: Map<number, number> | (() => Promise<Map<number, number>>),
-  opts: { joinTimeoutMs?: number; drainTimeoutMs?: number } = {},
+  opts: { joinTimeoutMs?: number; drainTimeoutMs?: number; worker?: string } = {},
 ): Promise<GroupResult[]> {
-  const members = configs.map(startMember)
+  const members = configs.map((c) => startMember(c, opts.worker))
   const groups = new Map<string, Member[]>()
   for (const m of members) groups.set(m.config.groupId, [...(groups.get(m.config.groupId) ?? []), m])
   const drainedAt = new Map<string, number>()

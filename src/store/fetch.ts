@@ -44,10 +44,15 @@ export const PRIORITY_LEVELS = 10
  *   when little is expected (an idle consumer woken by NOTIFY), where the planning would dominate the latency.
  *
  * No ORDER BY: the nested loops produce each partition's rows by priority then seq, and fetchPartitions checks
- * that (sorting only if needed). enqueued_at in ms stays numeric (extract), so it rounds exactly as
- * offsetsByTimestamp does; the timestamp (the producer's, else that) is chosen here. The per-priority range is a
- * row comparison so that only the dequeue index serves it, whatever the statistics say (see the commit statement
- * in offsets.ts).
+ * that (sorting only if needed). The per-priority range is a row comparison so that only the dequeue index serves
+ * it, whatever the statistics say (see the commit statement in offsets.ts).
+ *
+ * Per row the server does as little as it can (docs/performance.md, "the byte budget"): the running sum is over
+ * payload_bytes as int4, so it is summed in an int8 instead of a numeric (sum(int8) is numeric), with a ROWS frame
+ * (no peer groups to look ahead for); enqueued_at goes out as the binary timestamp in the bulk form and is turned
+ * into milliseconds here, rounded as `(extract(epoch FROM enqueued_at) * 1000)::int8` (the small form's and
+ * offsetsByTimestamp's expression) rounds: extract is numeric arithmetic, a quarter of the server's time per row.
+ * The timestamp (the producer's, else enqueued_at) is chosen here.
  */
 function selectText(
   t: Tables,
@@ -65,11 +70,11 @@ function selectText(
     LEFT JOIN LATERAL (
       SELECT b.enqueue_seq, b.priority, b.kafka_flags, b.payload_compression, b.routing_key, b.message_key,
              ${bulk ? 'b.payload' : "encode(b.payload, 'base64')"}, b.headers::text, b.message_timestamp,
-             (extract(epoch FROM b.enqueued_at) * 1000)::int8
+             ${bulk ? 'b.enqueued_at' : '(extract(epoch FROM b.enqueued_at) * 1000)::int8'}
       FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
       CROSS JOIN LATERAL (
         SELECT x.* FROM (
-          SELECT y.*, sum(y.payload_bytes) OVER (ORDER BY y.priority, y.enqueue_seq) AS fetched_bytes
+          SELECT y.*, sum(y.payload_bytes::int4) OVER (ORDER BY y.priority, y.enqueue_seq ROWS UNBOUNDED PRECEDING) AS fetched_bytes
           FROM ${t.message} y
           WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
             AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
@@ -310,7 +315,7 @@ class CopyOut {
     len = b.readInt32BE(o)
     const timestamp = len < 0 ? null : int8(b, o + 4)
     o += 4 + Math.max(len, 0)
-    const enqueuedAtMs = int8(b, o + 4)
+    const enqueuedAtMs = timestamptzMs(b, o + 4)
     entry.rows.push({
       seq,
       priority,
@@ -333,6 +338,27 @@ function int8(b: Buffer, o: number): string {
   const lo = b.readUInt32BE(o + 4)
   if (hi >= 0 && hi < 0x200000) return String(hi * 4294967296 + lo)
   return b.readBigInt64BE(o).toString()
+}
+
+/** Microseconds from 1970 to 2000, PostgreSQL's epoch for binary timestamps. */
+const PG_EPOCH_US = 946_684_800_000_000
+
+/**
+ * A binary timestamptz (int8 microseconds since 2000-01-01 UTC) as milliseconds since 1970 in decimal text,
+ * rounded half away from zero as numeric's cast to int8 rounds `extract(epoch FROM ts) * 1000`. In doubles while
+ * exact (years 1715 to 2284), else in BigInt.
+ */
+export function timestamptzMs(b: Buffer, o: number): string {
+  const hi = b.readInt32BE(o)
+  if (hi > -0x100000 && hi < 0x100000) {
+    const us = hi * 4294967296 + b.readUInt32BE(o + 4) + PG_EPOCH_US
+    const half = Math.abs(us) + 500
+    const ms = (half - (half % 1000)) / 1000
+    return String(us < 0 ? -ms : ms)
+  }
+  const us = b.readBigInt64BE(o) + BigInt(PG_EPOCH_US)
+  const ms = ((us < 0n ? -us : us) + 500n) / 1000n
+  return (us < 0n ? -ms : ms).toString()
 }
 
 /** seq is int8 as text without leading zeros: a shorter string is a smaller number. */
