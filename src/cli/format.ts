@@ -17,7 +17,8 @@ export function table(headers: string[], rows: Cell[][]): string {
 
 /**
  * Counts and offsets the library keeps as decimal strings (KafkaJS's convention, exact beyond 2^53) under these
- * keys; --json prints them as numbers, as the HTTP API does, so every command's JSON has numbers for numbers.
+ * keys; --json prints them as numbers, as the HTTP API does, so every command's JSON has numbers for numbers
+ * (docs/cli.md). Timestamps are epoch milliseconds everywhere, Dates included.
  */
 const NUMERIC_KEYS = new Set([
   'offset', 'low', 'high', 'lag', 'totalLag', 'maxLag', 'aheadBy', 'messages', 'previousOffset', 'newOffset', 'committed', 'timestamp', 'id',
@@ -25,8 +26,11 @@ const NUMERIC_KEYS = new Set([
 ])
 const INTEGER = /^-?\d+$/
 
-const numbers = (key: string, v: unknown) =>
-  typeof v === 'bigint' ? Number(v) : typeof v === 'string' && NUMERIC_KEYS.has(key) && INTEGER.test(v) ? Number(v) : v
+/** A replacer (`this` is the holder: a Date has already become its ISO string in `v`). Dates print as epoch ms. */
+function numbers(this: Record<string, unknown>, key: string, v: unknown): unknown {
+  if (this[key] instanceof Date) return (this[key] as Date).getTime()
+  return typeof v === 'bigint' ? Number(v) : typeof v === 'string' && NUMERIC_KEYS.has(key) && INTEGER.test(v) ? Number(v) : v
+}
 
 /** JSON text of a --json result (one line without `indent`, for JSON-lines output). */
 export function toJson(value: unknown, indent?: number): string {
