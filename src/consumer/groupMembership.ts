@@ -379,7 +379,12 @@ export class GroupMembership implements LocalGroupMember {
   private async start(fresh: Array<PartitionRef & { topic: string }>, deadline: number): Promise<void> {
     const { ctx, groupId, logger } = this.o
     const claims = fresh.map((f) => ({ ...f, fromBeginning: this.fromBeginning(f.topic) }))
-    const positions = await claimStartPositions(ctx.db.pool, ctx.tables, groupId, claims)
+    const { positions, busy } = await claimStartPositions(ctx.db, groupId, claims, RETRY_MS)
+    if (busy.length > 0) {
+      // leased, but its offsets are held by the previous owner's open transaction: taken at a later beat
+      logger.debug('Partition offsets held by an open transaction; starting it later', { groupId, partitions: busy.map((b) => `${b.topicId}:${b.partition}`) })
+      this.pending.push(...fresh.filter((f) => busy.some((b) => b.topicId === f.topicId && b.partition === f.partition)))
+    }
     for (const pos of positions) {
       const claim = claims.find((c) => c.topicId === pos.topicId && c.partition === pos.partition)!
       const committed = await this.checkedStart(pos, claim)

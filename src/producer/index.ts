@@ -32,6 +32,9 @@ export function payloadCompressionFor(compression: number | undefined, configure
   return compression === undefined || compression === kafkajs.CompressionTypes.None ? configured : 'SNAPPY'
 }
 
+/** KafkaJS's producer default */
+const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
+
 const isDeletedTopic = (e: unknown) => sqlState(e) === '23503' && /_topic_id_fkey$/.test((e as { constraint?: string }).constraint ?? '')
 
 const recordAsBatch = (r: ProducerRecord): ProducerBatch => ({ acks: r.acks, timeout: r.timeout, compression: r.compression, topicMessages: [r] })
@@ -184,7 +187,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     }
   }
 
-  const transactions = new TransactionManager(ctx, config.transactionalId, logger, network, (client, batch) =>
+  const transactions = new TransactionManager(ctx, config.transactionalId, config.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT_MS, logger, network, (client, batch) =>
     tracked(() => sendWithin(client, batch)),
   )
 

@@ -10,7 +10,7 @@ import { protocolError } from '../kafkajs/protocolErrors.js'
 import { hasLocalMember, localMemberHolding } from '../client/groupMembers.js'
 import { lockHeldLeases, type PartitionRef } from '../store/leases.js'
 import { commitOffsets } from '../store/offsets.js'
-import { bumpProducerEpoch, currentEpoch, holdsEpoch, registerTransaction } from '../store/producers.js'
+import { bumpProducerEpoch, currentEpoch, holdsEpoch, limitTransactionIdle, registerTransaction } from '../store/producers.js'
 
 interface TransactionState {
   client: pg.PoolClient
@@ -36,6 +36,8 @@ export class TransactionManager {
   constructor(
     private readonly ctx: PgQueueContext,
     private readonly transactionalId: string | undefined,
+    /** KafkaJS's transactionTimeout (ms) */
+    private readonly transactionTimeout: number,
     private readonly logger: Logger,
     private readonly network: NetworkInstrumentation,
     private readonly sendWithin: SendWithin,
@@ -63,6 +65,7 @@ export class TransactionManager {
         // explicit: offsets are assigned at COMMIT, which a REPEATABLE READ or SERIALIZABLE snapshot (a server
         // default_transaction_isolation) cannot do
         await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
+        await limitTransactionIdle(client, db.tables, this.transactionTimeout)
       } catch (e) {
         client.release(true)
         throw e

@@ -1,4 +1,5 @@
-import { run, type Queryable } from '../db/database.js'
+import { run, type Database, type Queryable } from '../db/database.js'
+import { sqlState } from '../db/pgErrors.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
@@ -67,7 +68,11 @@ const commitStatement = (t: Tables, async: boolean) => `
       committed_at = now()
     RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`
 
+const LOCK_NOT_AVAILABLE = '55P03'
+
 const sql = statements('offsets', (t) => ({
+  // for the claim's own transaction only (is_local): how long it may wait for a row another transaction holds
+  lockTimeout: `SELECT set_config('lock_timeout', $1, true)`,
   commit: commitStatement(t, false),
   commitAsync: commitStatement(t, true),
   read: `
@@ -122,20 +127,43 @@ export interface StartPosition {
   priorityPositions: string[] | null
 }
 
+export interface StartClaim {
+  topicId: string
+  partition: number
+  fromBeginning: boolean
+}
+
+/**
+ * Start positions of partitions just taken. A partition whose offset row another transaction holds (the previous
+ * owner's consume-transform-produce transaction, stalled between sendOffsets and COMMIT) is returned as `busy`
+ * after waiting at most `lockTimeoutMs`, instead of holding up the member: its COMMIT decides where the partition
+ * starts, and the member asks again at its next heartbeat. The others start at once.
+ */
 export async function claimStartPositions(
-  db: Queryable,
-  t: Tables,
+  db: Database,
   group: string,
-  partitions: Array<{ topicId: string; partition: number; fromBeginning: boolean }>,
-): Promise<StartPosition[]> {
-  if (partitions.length === 0) return []
-  const res = await run<StartPosition>(db, sql(t).start, [
-    group,
-    partitions.map((p) => p.topicId),
-    partitions.map((p) => p.partition),
-    partitions.map((p) => p.fromBeginning),
-  ])
-  return res.rows
+  partitions: StartClaim[],
+  lockTimeoutMs: number,
+): Promise<{ positions: StartPosition[]; busy: StartClaim[] }> {
+  if (partitions.length === 0) return { positions: [], busy: [] }
+  const claim = (some: StartClaim[]) =>
+    db.transaction(async (client) => {
+      await run(client, sql(db.tables).lockTimeout, [String(Math.max(1, Math.round(lockTimeoutMs)))])
+      const values = [group, some.map((p) => p.topicId), some.map((p) => p.partition), some.map((p) => p.fromBeginning)]
+      return (await run<StartPosition>(client, sql(db.tables).start, values)).rows
+    })
+  const result = { positions: [] as StartPosition[], busy: [] as StartClaim[] }
+  // all at once, the usual case; when one is held, one at a time so the others are not held up with it
+  for (const some of [partitions, ...(partitions.length > 1 ? partitions.map((p) => [p]) : [])]) {
+    try {
+      result.positions.push(...(await claim(some)))
+      if (some === partitions) return result
+    } catch (e) {
+      if (sqlState(e) !== LOCK_NOT_AVAILABLE) throw e
+      if (some !== partitions || partitions.length === 1) result.busy.push(...some)
+    }
+  }
+  return result
 }
 
 export async function commitOffsets(

@@ -3,9 +3,6 @@ import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
 const sql = statements('producers', (t) => ({
-  // A producer starting with a transactional id takes the next epoch: older holders of the id are fenced, and an
-  // open transaction of theirs is ended by terminating its backend (only if that backend is still inside the
-  // transaction it registered, never a connection that has moved on).
   // A producer starting with a transactional id takes the next epoch, fencing older holders of the id. Returns the
   // backend that was running the previous holder's open transaction, if any.
   bumpEpoch: `
@@ -37,7 +34,18 @@ const sql = statements('producers', (t) => ({
     UPDATE ${t.transactionalProducer} SET updated_at = now(), txn_backend_pid = NULL, txn_started_at = NULL
     WHERE transactional_id = $1 AND producer_epoch = $2`,
   current: `SELECT producer_epoch::text AS epoch FROM ${t.transactionalProducer} WHERE transactional_id = $1`,
+  // Inside the transaction, for it alone (is_local): the server ends it once it sat idle this long (ms).
+  limitIdle: `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
 }))
+
+/**
+ * KafkaJS's transactionTimeout: Kafka's coordinator aborts a transaction left open longer, so a stalled producer
+ * cannot hold back the consumers waiting on its offsets. Here the server ends a transaction that sat idle that long
+ * (its row locks stall the next owner of a partition whose offsets it wrote).
+ */
+export async function limitTransactionIdle(db: Queryable, t: Tables, timeoutMs: number): Promise<void> {
+  await run(db, sql(t).limitIdle, [String(Math.max(0, Math.round(timeoutMs)))])
+}
 
 /** Takes the next epoch of a transactional id; returns it and whether an older holder's transaction was aborted. */
 export async function bumpProducerEpoch(db: Queryable, t: Tables, transactionalId: string): Promise<{ epoch: string; aborted: boolean }> {
