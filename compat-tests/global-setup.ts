@@ -40,7 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     broker = await findBroker(log);
   } catch (e) {
     const reason = `no Kafka broker: ${(e as Error).message}`;
-    if (process.env.COMPAT_REQUIRE_KAFKA === '1') throw new Error(`${reason} (COMPAT_REQUIRE_KAFKA=1)`);
+    if (process.env.COMPAT_REQUIRE_KAFKA === '1') throw new Error(`${reason} (COMPAT_REQUIRE_KAFKA=1)`, { cause: e });
     log(`${reason}\nkafka backend skipped (set COMPAT_REQUIRE_KAFKA=1 to fail instead)`);
     project.provide('kafkaUnavailable', reason.split('\n')[0]!);
     return async () => {};

@@ -4,7 +4,6 @@ const fs = require('fs')
 const file = process.argv[2]
 const p = JSON.parse(fs.readFileSync(file, 'utf8'))
 const byId = new Map(p.nodes.map((n) => [n.id, n]))
-const self = new Map()
 const dt = p.timeDeltas
 const counts = new Map()
 for (let i = 0; i < p.samples.length; i++) counts.set(p.samples[i], (counts.get(p.samples[i]) || 0) + (dt[i] || 0))

@@ -86,7 +86,7 @@ export async function startLocalKafka(log: (msg: string) => void): Promise<Runni
   } catch (e) {
     await stopChild(child);
     process.off('exit', killOnExit);
-    throw new Error(`${(e as Error).message}\n--- tail of ${serverLog} ---\n${tail(readLog())}`);
+    throw new Error(`${(e as Error).message}\n--- tail of ${serverLog} ---\n${tail(readLog())}`, { cause: e });
   }
   return {
     brokers,

@@ -13,10 +13,10 @@ export async function main(db: Queryable): Promise<MaintenanceReport | undefined
   await producer.send({ topic: 't', compression: CompressionTypes.None, messages: [{ key: 'k', value: 'v' }] })
   await consumer.run({
     eachMessage: async ({ message, partition }: EachMessagePayload) => {
-      void message.value?.toString(), partition
+      void [message.value?.toString(), partition]
     },
   })
-  void createRoles, db
+  void [createRoles, db]
   if (pgqueue.Kafka !== Kafka) throw new KafkaJSError('two module instances')
   return typeof runMaintenance === 'function' ? undefined : undefined
 }

@@ -48,6 +48,8 @@ export const adminEvents: AdminEvents = Object.freeze({
 
 // kafkajs types `id` as string but emits a number; we emit a number too.
 export type EmittedEvent<T = unknown> = Omit<InstrumentationEvent<T>, 'id'> & { id: number }
+// any, as KafkaJS's own typings: a listener of one event's payload type must be accepted for every event
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type EventListener = (event: InstrumentationEvent<any>) => unknown
 
 export interface InstrumentationEmitter<E extends Record<string, string>> {

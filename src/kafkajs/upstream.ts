@@ -6,6 +6,8 @@ import type KafkaJS from 'kafkajs'
 
 export const UPSTREAM_ALIAS = 'kafkajs-upstream'
 
+// require, not import: which package provides kafkajs is decided at run time (an alias falls back to the upstream name)
+/* eslint-disable @typescript-eslint/no-require-imports */
 function load(): typeof KafkaJS {
   const { name } = require('kafkajs/package.json') as { name: string }
   if (name === 'kafkajs') return require('kafkajs') as typeof KafkaJS
@@ -19,6 +21,7 @@ function load(): typeof KafkaJS {
     )
   }
 }
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const kafkajs: typeof KafkaJS = load()
 export default kafkajs

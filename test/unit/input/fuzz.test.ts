@@ -14,7 +14,7 @@ function outcome<T>(fn: () => T): { ok: true; value: T } | { ok: false; error: E
   try {
     return { ok: true, value: fn() }
   } catch (e) {
-    if (!(e instanceof KafkaJSNonRetriableError)) throw new Error(`not a KafkaJS error: ${(e as Error)?.name}: ${(e as Error)?.message}`)
+    if (!(e instanceof KafkaJSNonRetriableError)) throw new Error(`not a KafkaJS error: ${(e as Error)?.name}: ${(e as Error)?.message}`, { cause: e })
     return { ok: false, error: e }
   }
 }
