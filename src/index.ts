@@ -25,8 +25,8 @@ export {
 export { runMaintenance, type MaintenanceReport } from './maintenance/run.js'
 // poison messages: retry with backoff, then a dead-letter topic (docs/retry-and-dead-letter.md)
 export {
-  deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, originOf, originalHeaders,
-  type DeadLetterHandler, type DeadLetterOptions, type BackoffOptions, type DeadLetterEvent, type DeadLetterEventPayload, type Origin,
+  deadLetter, DEAD_LETTER_EVENTS, DLT_HEADERS, RETRY_HEADERS, originOf, originalHeaders,
+  type DeadLetterHandler, type DeadLetterOptions, type BackoffOptions, type DeadLetterEvent, type DeadLetterEventPayload, type Origin, type RetryMode,
 } from './deadLetter/index.js'
 export {
   readDeadLetters, replayDeadLetters, type DeadLetterEntry, type DeadLetterRange, type ReadDeadLettersOptions,

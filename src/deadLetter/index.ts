@@ -1,18 +1,21 @@
-// Poison messages on either transport: a failing eachMessage handler is retried in place with backoff (the
-// partition waits, so order is kept), and after maxAttempts the message goes to a dead-letter topic with headers
-// naming its origin and error, its offset committed, and the partition moves on. docs/retry-and-dead-letter.md.
+// Poison messages on either transport: a failing eachMessage or eachBatch handler is retried with backoff, in
+// place (the partition waits, so order is kept) or through retry topics (the partition moves on), and after
+// maxAttempts the message goes to a dead-letter topic with headers naming its origin and error, its offset
+// committed, and the partition moves on. docs/retry-and-dead-letter.md.
 import { randomUUID } from 'node:crypto'
 import { EventEmitter, once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import type { EachMessageHandler, EachMessagePayload, Kafka as KafkaJSKafka, Producer } from 'kafkajs'
+import type { EachBatchHandler, EachMessageHandler, IHeaders, Kafka as KafkaJSKafka, Producer } from 'kafkajs'
 import { Kafka as PgQueueKafka } from '../kafka.js'
 import { KafkaJSError } from '../kafkajs/errors.js'
-import { memoryAttempts, storedAttempts, type AttemptKey, type AttemptLog } from './attempts.js'
-import { deadLetterHeaders } from './headers.js'
-import { resolveOptions, retryDelay, type DeadLetterOptions, type ResolvedOptions } from './options.js'
+import { memoryAttempts, storedAttempts, type AttemptLog } from './attempts.js'
+import { handleBatch } from './batch.js'
+import { retryStateOf } from './headers.js'
+import { resolveOptions, type DeadLetterOptions, type ResolvedOptions } from './options.js'
+import { inPlacePolicy, retryTopicPolicy, type Delivery, type FailurePolicy, type PolicyRuntime } from './policy.js'
 
-export { DLT_HEADERS, originOf, originalHeaders, type Origin } from './headers.js'
-export type { BackoffOptions, DeadLetterOptions } from './options.js'
+export { DLT_HEADERS, RETRY_HEADERS, originOf, originalHeaders, type Origin } from './headers.js'
+export type { BackoffOptions, DeadLetterOptions, RetryMode } from './options.js'
 
 export const DEAD_LETTER_EVENTS = {
   /** a handler attempt failed and the message will be tried again after `delayMs` */
@@ -33,6 +36,8 @@ export interface DeadLetterEventPayload {
   error: Error
   /** RETRY: wait before the next attempt */
   delayMs?: number
+  /** RETRY in retry-topics mode: where the next attempt waits */
+  retryTopic?: string
   /** DEAD_LETTER: where the message went */
   deadLetterTopic?: string
 }
@@ -56,6 +61,13 @@ export interface DeadLetterHandler {
   disconnect(): Promise<void>
   /** wraps a handler: pass the result as `eachMessage` to consumer.run */
   eachMessage(handler: EachMessageHandler): EachMessageHandler
+  /**
+   * wraps a batch handler: pass the result as `eachBatch` to consumer.run. The handler must resolveOffset each
+   * message it finishes: when it throws, the first unresolved message is the one that failed.
+   */
+  eachBatch(handler: EachBatchHandler): EachBatchHandler
+  /** retry-topics mode: the retry topics of `topic`, one per attempt after the first (create and subscribe them) */
+  retryTopics(topic: string): string[]
   on(event: EventName, listener: (event: DeadLetterEvent) => void): () => void
 }
 
@@ -83,74 +95,94 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
 
   const emit = (type: EventName, payload: DeadLetterEventPayload) =>
     emitter.emit(type, { id: String(eventId++), type, timestamp: Date.now(), payload } satisfies DeadLetterEvent)
+  const about = (d: Delivery, attempts: number, error: Error) =>
+    ({ groupId: o.groupId, topic: d.topic, partition: d.partition, offset: d.message.offset, attempts, error })
 
-  /** The dead-letter send and the offset commit: one transaction when the producer has an id. */
-  async function move(p: EachMessagePayload, attempts: number, error: Error): Promise<string> {
-    const deadLetterTopic = o.topicFor(p.topic)
-    const record = {
-      topic: deadLetterTopic,
-      messages: [{ key: p.message.key, value: p.message.value, headers: deadLetterHeaders(p, o.groupId, attempts, error) }],
-    }
+  /** The send on to `topic` and the offset commit: one transaction when the producer has an id. */
+  async function forward(d: Delivery, topic: string, headers: IHeaders): Promise<void> {
+    const record = { topic, messages: [{ key: d.message.key, value: d.message.value, headers }] }
     if (!transactionalId) {
       await producer.send(record)
-      return deadLetterTopic
+      return
     }
     const tx = await producer.transaction()
     try {
       await tx.send(record)
-      const next = (BigInt(p.message.offset) + 1n).toString()
-      await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: p.topic, partitions: [{ partition: p.partition, offset: next }] }] })
+      const next = (BigInt(d.message.offset) + 1n).toString()
+      await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: d.topic, partitions: [{ partition: d.partition, offset: next }] }] })
       await tx.commit()
     } catch (e) {
       if (tx.isActive()) await tx.abort().catch(() => undefined)
       throw e
     }
-    return deadLetterTopic
   }
 
   /** Waits `ms`, heartbeating so the group does not take the partition away while the message waits. */
-  async function wait(p: EachMessagePayload, ms: number): Promise<void> {
+  async function wait(d: Delivery, ms: number): Promise<void> {
     const { signal } = stopping
     for (let left = ms; left > 0; left -= HEARTBEAT_SLICE_MS) {
       await delay(Math.min(left, HEARTBEAT_SLICE_MS), undefined, { signal }).catch(() => undefined)
       if (signal.aborted) throw new KafkaJSError('The dead-letter handler is disconnecting; the message is retried later', { retriable: true })
-      await p.heartbeat()
+      await d.heartbeat()
     }
   }
 
-  /**
-   * Tries the handler until it succeeds or the attempts are used up. The stored count is read only after a first
-   * failure, so a message that succeeds costs nothing extra; after a restart the count goes on from what was stored.
-   */
-  async function handle(handler: EachMessageHandler, p: EachMessagePayload, log: AttemptLog): Promise<void> {
-    const key: AttemptKey = { group: o.groupId, topic: p.topic, partition: p.partition, offset: p.message.offset }
-    let attempts: number | undefined
-    let error: Error
+  const runtime: PolicyRuntime = {
+    o,
+    forward,
+    wait,
+    retried: (d, attempts, error, delayMs, retryTopic) =>
+      emit(DEAD_LETTER_EVENTS.RETRY, { ...about(d, attempts, error), delayMs, ...(retryTopic ? { retryTopic } : {}) }),
+    deadLettered: (d, attempts, error, deadLetterTopic) => emit(DEAD_LETTER_EVENTS.DEAD_LETTER, { ...about(d, attempts, error), deadLetterTopic }),
+  }
+  let policy: FailurePolicy | undefined
+
+  /** Calls the handler until it gets through the message or the policy moves the message on. */
+  async function handle(handler: EachMessageHandler, p: Parameters<EachMessageHandler>[0], policy: FailurePolicy): Promise<void> {
+    await policy.due(p)
+    let failed = false
     for (;;) {
       try {
         await handler(p)
-        if (attempts !== undefined) await log.forget(key)
+        if (failed) await policy.succeeded(p)
         return
       } catch (e) {
-        error = asError(e)
-        attempts = (attempts ?? (await log.read(key)).attempts) + 1
+        failed = true
+        if ((await policy.failed(p, asError(e))) === 'moved') return
       }
-      if (attempts >= o.maxAttempts) break
-      await log.failed(key, attempts, `${error.name}: ${error.message}`)
-      const delayMs = retryDelay(attempts, o.backoff, Math.random())
-      emit(DEAD_LETTER_EVENTS.RETRY, { groupId: o.groupId, topic: p.topic, partition: p.partition, offset: p.message.offset, attempts, error, delayMs })
-      await wait(p, delayMs)
     }
-    const deadLetterTopic = await move(p, attempts, error)
-    await log.forget(key)
-    emit(DEAD_LETTER_EVENTS.DEAD_LETTER, { groupId: o.groupId, topic: p.topic, partition: p.partition, offset: p.message.offset, attempts, error, deadLetterTopic })
+  }
+
+  /** Counts a handler in flight, so disconnect() can wait for it. */
+  async function tracked(run: (policy: FailurePolicy) => Promise<void>): Promise<void> {
+    if (!policy) throw new KafkaJSError('The dead-letter handler is not connected: call connect() first', { retriable: true })
+    inFlight++
+    try {
+      await run(policy)
+    } finally {
+      if (--inFlight === 0) idle.emit('idle')
+    }
+  }
+
+  /** Messages due now from `from` on: in retry-topics mode those due no later than the first one waited for. */
+  const dueCount = (messages: Delivery['message'][], from: number) => {
+    if (o.mode === 'blocking') return messages.length - from
+    const now = Date.now()
+    let n = 1
+    while (from + n < messages.length && (retryStateOf(messages[from + n]!.headers)?.notBefore ?? 0) <= now) n++
+    return n
   }
 
   return {
     events: DEAD_LETTER_EVENTS,
     async connect() {
       await producer.connect()
+      if (o.mode === 'retry-topics') {
+        policy ??= retryTopicPolicy(runtime)
+        return
+      }
       attemptLog ??= onPgQueue ? await storedAttempts(kafka) : memoryAttempts()
+      policy ??= inPlacePolicy(runtime, attemptLog)
     },
     async disconnect() {
       stopping.abort()
@@ -159,22 +191,20 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
       await producer.disconnect()
       await attemptLog?.close()
       attemptLog = undefined
+      policy = undefined
     },
     on(event, listener) {
       emitter.on(event, listener)
       return () => void emitter.off(event, listener)
     },
     eachMessage(handler) {
-      return async (p) => {
-        const log = attemptLog
-        if (!log) throw new KafkaJSError('The dead-letter handler is not connected: call connect() first', { retriable: true })
-        inFlight++
-        try {
-          await handle(handler, p, log)
-        } finally {
-          if (--inFlight === 0) idle.emit('idle')
-        }
-      }
+      return (p) => tracked((policy) => handle(handler, p, policy))
+    },
+    eachBatch(handler) {
+      return (p) => tracked((policy) => handleBatch(handler, p, policy, dueCount))
+    },
+    retryTopics(topic) {
+      return Array.from({ length: o.maxAttempts - 1 }, (_, i) => o.retryTopicFor(topic, i + 1))
     },
   }
 }

@@ -12,6 +12,13 @@ export interface BackoffOptions {
   jitter?: number
 }
 
+/**
+ * How a failing message waits for its next attempt. `blocking` (default): in place, the partition waits, order is
+ * kept. `retry-topics`: the message goes to a retry topic per attempt (`<topic>.retry-<n>`) and the partition moves
+ * on at once; order is not kept for the messages that failed (Spring Kafka's `@RetryableTopic`).
+ */
+export type RetryMode = 'blocking' | 'retry-topics'
+
 export interface DeadLetterOptions {
   /** the consumer group whose handler is wrapped (its offset is committed with the move) */
   groupId: string
@@ -20,6 +27,10 @@ export interface DeadLetterOptions {
   /** attempts in all before a message is dead-lettered; default 5 (1 = no retry) */
   maxAttempts?: number
   backoff?: BackoffOptions
+  /** default `blocking` */
+  mode?: RetryMode
+  /** retry-topics mode: the topic of attempt `attempt + 1` after `attempt` failures; default `<topic>.retry-<attempt>` */
+  retryTopic?: (topic: string, attempt: number) => string
   /**
    * The dead-letter producer's transactional id. On pgQueue the move is always one transaction (an id is made up
    * when none is given); on Kafka a transaction is used only when one is given, else the move is at-least-once.
@@ -32,6 +43,8 @@ export interface ResolvedOptions {
   topicFor: (topic: string) => string
   maxAttempts: number
   backoff: Required<BackoffOptions>
+  mode: RetryMode
+  retryTopicFor: (topic: string, attempt: number) => string
   transactionalId?: string
 }
 
@@ -57,6 +70,9 @@ export function resolveOptions(o: DeadLetterOptions): ResolvedOptions {
     jitter: number(b.jitter, 'backoff.jitter', 0.2, (n) => n >= 0 && n <= 1, 'between 0 and 1'),
   }
   if (backoff.maxMs < backoff.initialMs) fail('backoff.maxMs must not be below backoff.initialMs')
+  const mode = o.mode ?? 'blocking'
+  if (mode !== 'blocking' && mode !== 'retry-topics') fail(`mode must be "blocking" or "retry-topics", got ${String(mode)}`)
+  if (o.retryTopic !== undefined && typeof o.retryTopic !== 'function') fail('retryTopic must be a function')
   if (o.transactionalId !== undefined && (typeof o.transactionalId !== 'string' || o.transactionalId === '')) {
     fail('transactionalId must be a non-empty string')
   }
@@ -65,6 +81,8 @@ export function resolveOptions(o: DeadLetterOptions): ResolvedOptions {
     topicFor: typeof topic === 'string' ? () => topic : topic,
     maxAttempts: number(o.maxAttempts, 'maxAttempts', 5, (n) => Number.isInteger(n) && n >= 1, 'an integer >= 1'),
     backoff,
+    mode,
+    retryTopicFor: o.retryTopic ?? ((t, attempt) => `${t}.retry-${attempt}`),
     transactionalId: o.transactionalId,
   }
 }

@@ -1,0 +1,75 @@
+// The eachBatch wrapper: the same guarantees as eachMessage for a batch handler. The handler resolves each message
+// as it finishes it (KafkaJS's resolveOffset); when it throws, the first message it did not resolve is the failing
+// one. That message goes through the policy (retried in place, or moved to a retry or the dead-letter topic), and
+// the handler is called again with the rest of the batch from the failing message on, or from the one after it.
+import type { Batch, EachBatchHandler, EachBatchPayload, KafkaMessage } from 'kafkajs'
+import { KafkaJSError } from '../kafkajs/errors.js'
+import type { Delivery, FailurePolicy } from './policy.js'
+
+const asError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)))
+
+/** The batch narrowed to `messages` (a run of the original's), with KafkaJS's Batch methods over them. */
+function narrowed(batch: Batch, messages: KafkaMessage[]): Batch {
+  const hw = BigInt(batch.highWatermark)
+  const firstOffset = () => messages[0]?.offset ?? null
+  const lastOffset = () => messages[messages.length - 1]?.offset ?? (hw - 1n).toString()
+  return {
+    topic: batch.topic,
+    partition: batch.partition,
+    highWatermark: batch.highWatermark,
+    messages,
+    isEmpty: () => messages.length === 0,
+    firstOffset,
+    lastOffset,
+    offsetLag: () => (hw - 1n - BigInt(lastOffset())).toString(),
+    offsetLagLow: () => (hw - 1n - BigInt(firstOffset() ?? lastOffset())).toString(),
+  }
+}
+
+/** How many messages from `from` on are due now (at least one: the first was waited for). */
+type DueCount = (messages: KafkaMessage[], from: number) => number
+
+export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload, policy: FailurePolicy, dueCount: DueCount): Promise<void> {
+  const all = p.batch.messages
+  const delivery = (message: KafkaMessage): Delivery => ({ topic: p.batch.topic, partition: p.batch.partition, message, heartbeat: p.heartbeat })
+  if (all.length === 0) return handler(p)
+  let from = 0
+  let failing: KafkaMessage | undefined // failed before and not yet got through
+  while (from < all.length) {
+    await policy.due(delivery(all[from]!))
+    const end = from + dueCount(all, from)
+    let resolved = from - 1
+    const index = new Map(all.slice(from, end).map((m, i) => [m.offset, from + i]))
+    const resolveOffset = (offset: string) => {
+      p.resolveOffset(offset)
+      resolved = Math.max(resolved, index.get(offset) ?? resolved)
+    }
+    let error: Error
+    try {
+      await handler({ ...p, batch: narrowed(p.batch, all.slice(from, end)), resolveOffset })
+      if (failing) await policy.succeeded(delivery(failing))
+      failing = undefined
+      // a handler that leaves resolving to KafkaJS (eachBatchAutoResolve) handled all of them
+      if (end < all.length) p.resolveOffset(all[end - 1]!.offset)
+      from = end
+      continue
+    } catch (e) {
+      error = asError(e)
+    }
+    if (!p.isRunning() || p.isStale()) {
+      throw new KafkaJSError(`The batch is no longer this consumer's (${error.message}); its unresolved messages go to the next owner`, { retriable: true })
+    }
+    const first = resolved + 1
+    if (first >= end) throw error // every message was resolved, then the handler failed: KafkaJS's retry decides
+    if (failing && failing !== all[first]) await policy.succeeded(delivery(failing))
+    failing = all[first]
+    const outcome = await policy.failed(delivery(all[first]!), error)
+    if (outcome === 'moved') {
+      p.resolveOffset(all[first]!.offset)
+      failing = undefined
+      from = first + 1
+    } else {
+      from = first
+    }
+  }
+}
