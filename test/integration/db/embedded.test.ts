@@ -5,13 +5,8 @@ import path from 'node:path'
 import { createInterface } from 'node:readline'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import {
-  clusterDirOf,
-  ensureEmbeddedPostgres,
-  isPostgresAlive,
-  readPostmasterPid,
-  stopEmbeddedPostgres,
-} from '../../../src/db/embedded.js'
+import { clusterDirOf, ensureEmbeddedPostgres, stopEmbeddedPostgres } from '../../../src/db/embedded.js'
+import { isPostgresAlive, readPostmasterPid } from '../../../src/db/embedded/postmaster.js'
 import type { PgQueueConfig } from '../../../src/config/types.js'
 import { resolvePoolConfig } from '../../../src/db/connection.js'
 import { deferred } from '../../helpers/db.js'

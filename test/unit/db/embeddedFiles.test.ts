@@ -2,7 +2,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { findAccessProblem, permits, readPostmasterPid } from '../../../src/db/embedded.js'
+import { findAccessProblem, permits } from '../../../src/db/embedded/access.js'
+import { readPostmasterPid } from '../../../src/db/embedded/postmaster.js'
 
 const made: string[] = []
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })))

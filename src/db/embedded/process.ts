@@ -37,6 +37,7 @@ export async function loadBinaries(): Promise<Binaries> {
       `embedded PostgreSQL: ${pkg} is not installed (optional dependency; was npm run with --omit=optional, or is the platform unsupported?): ${
         err instanceof Error ? err.message : String(err)
       }`,
+      { cause: err },
     )
   }
 }
@@ -59,7 +60,7 @@ export async function ensurePostgresUser(): Promise<Who> {
     await run('groupadd', ['-f', POSTGRES_USER])
     await run('useradd', ['-g', POSTGRES_USER, POSTGRES_USER])
   } catch (err) {
-    throw new Error(`embedded PostgreSQL: running as root and no postgres user could be created: ${(err as Error).message}`)
+    throw new Error(`embedded PostgreSQL: running as root and no postgres user could be created: ${(err as Error).message}`, { cause: err })
   }
   const created = await postgresUser()
   if (created.uid === undefined) throw new Error('embedded PostgreSQL: the postgres user was created but `id -u postgres` fails')
