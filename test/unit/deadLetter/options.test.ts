@@ -1,6 +1,8 @@
 import type { KafkaMessage } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
-import { DLT_HEADERS, deadLetterHeaders, originOf, originalHeaders } from '../../../src/deadLetter/headers.js'
+import {
+  DLT_HEADERS, RETRY_HEADERS, deadLetterHeaders, originOf, originalHeaders, retryHeaders, retryStateOf,
+} from '../../../src/deadLetter/headers.js'
 import { resolveOptions, retryDelay } from '../../../src/deadLetter/options.js'
 
 describe('dead-letter options', () => {
@@ -10,6 +12,8 @@ describe('dead-letter options', () => {
     expect(o.backoff).toEqual({ initialMs: 1000, maxMs: 30_000, factor: 2, jitter: 0.2 })
     expect(o.topicFor('orders')).toBe('orders.dlq')
     expect(resolveOptions({ groupId: 'g', topic: 'all.dlq' }).topicFor('orders')).toBe('all.dlq')
+    expect(o.mode).toBe('blocking')
+    expect(o.retryTopicFor('orders', 2)).toBe('orders.retry-2')
   })
 
   it.each([
@@ -19,6 +23,8 @@ describe('dead-letter options', () => {
     [{ groupId: 'g', backoff: { factor: 0.5 } }, /factor/],
     [{ groupId: 'g', backoff: { initialMs: 10, maxMs: 5 } }, /maxMs/],
     [{ groupId: 'g', transactionalId: '' }, /transactionalId/],
+    [{ groupId: 'g', mode: 'sideways' }, /mode/],
+    [{ groupId: 'g', retryTopic: 'x' }, /retryTopic/],
   ])('refuses %j', (bad, why) => {
     expect(() => resolveOptions(bad as never)).toThrow(why)
   })
@@ -55,5 +61,15 @@ describe('dead-letter headers', () => {
     const asBuffers = Object.fromEntries(Object.entries(h).map(([k, v]) => [k, Buffer.from(String(v))]))
     expect(originOf(asBuffers)).toMatchObject({ errorClass: 'Error', errorMessage: 'plain string', attempts: 1 })
     expect(originOf({ trace: 'abc' })).toBeUndefined()
+  })
+  it('a hop to a retry topic keeps the first origin, counts on, and is stripped (due time too) by a replay', () => {
+    const hop = retryHeaders(source, 'billing', 1, new Error('first'), 1_700_000_001_000)
+    expect(retryStateOf(hop)).toEqual({ attempts: 1, notBefore: 1_700_000_001_000 })
+    // the hop as the retry consumer receives it, from topic orders.retry-1 offset 0
+    const again = { topic: 'orders.retry-1', partition: 0, message: { ...message, offset: '0', headers: hop } }
+    const dead = deadLetterHeaders(again, 'billing.retry', 2, new Error('second'))
+    expect(originOf(dead)).toMatchObject({ topic: 'orders', partition: 2, offset: '41', group: 'billing', attempts: 2, errorMessage: 'second' })
+    expect(dead[RETRY_HEADERS.notBefore]).toBeUndefined()
+    expect(originalHeaders(hop)).toEqual({ trace: 'abc' })
   })
 })
