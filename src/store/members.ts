@@ -70,7 +70,9 @@ const sql = statements('members', (t) => ({
     )
     SELECT pg_notify($4, 'g:' || $1)`,
   announce: `SELECT pg_notify($1, 'g:' || $2)`,
-  live: `SELECT ${MEMBER_COLUMNS} FROM ${t.groupMember} WHERE consumer_group = $1 AND ${LIVE} ORDER BY member_id`,
+  live: `
+    SELECT ${MEMBER_COLUMNS}, (extract(epoch FROM heartbeat_at) * 1000)::int8::text AS "heartbeatAtMs"
+    FROM ${t.groupMember} WHERE consumer_group = $1 AND ${LIVE} ORDER BY member_id`,
   groups: `
     SELECT consumer_group AS "groupId" FROM ${t.groupMember}
     UNION SELECT consumer_group FROM ${t.consumerOffset}
@@ -110,8 +112,14 @@ export async function announceMembershipChange(db: Queryable, t: Tables, group: 
   await run(db, sql(t).announce, [t.notifyChannel, group])
 }
 
-export async function liveMembers(db: Queryable, t: Tables, group: string): Promise<MemberRow[]> {
-  return (await run<MemberRow>(db, sql(t).live, [group])).rows
+/** A live member as admin and the console read it: with its last heartbeat. */
+export interface LiveMemberRow extends MemberRow {
+  /** ms since the epoch */
+  heartbeatAtMs: string
+}
+
+export async function liveMembers(db: Queryable, t: Tables, group: string): Promise<LiveMemberRow[]> {
+  return (await run<LiveMemberRow>(db, sql(t).live, [group])).rows
 }
 
 export async function listGroupIds(db: Queryable, t: Tables): Promise<string[]> {
