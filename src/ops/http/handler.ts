@@ -1,7 +1,9 @@
 // The operations HTTP API as one node:http request handler: /health, /metrics, DataHub's messaging operations under
-// /openapi/operations/messaging, and an optional schema registry mounted at /schema-registry/api.
+// /openapi/operations/messaging, an optional schema registry mounted at /schema-registry/api, and the web console
+// (src/console) at / with its API under /console/api.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { PgQueueContext } from '../../client/context.js'
+import { createConsoleApi, loadConsoleAssets } from '../../console/index.js'
 import { consumerRegistryFor, type ConsumerRegistry } from '../consumerRegistry.js'
 import { OpsSession, contextOf } from '../context.js'
 import { statusOf } from '../errors.js'
@@ -10,6 +12,7 @@ import { consumerLag } from '../lag.js'
 import { createMetrics, type PgQueueMetrics } from '../metrics.js'
 import { REGISTRY_BODY_TYPES, REGISTRY_CONTENT_TYPE } from '../../registry/http/io.js'
 import { createRequestGate, JSON_BODY_TYPES, type Rejection, type RequestGateOptions } from './gate.js'
+import { hostAllowList } from './hosts.js'
 import { errorReply, readJsonObject, send, type Reply } from './io.js'
 import { messagingRoute } from './messaging.js'
 
@@ -40,6 +43,8 @@ export interface OpsHandlerOptions extends RequestGateOptions {
   health?: Omit<HealthOptions, 'consumers'>
   /** unexpected (500) failures, e.g. to log them */
   onError?: (err: unknown) => void
+  /** serve the web console at / (docs/console.md); default true */
+  console?: boolean
 }
 
 export interface OpsHandler {
@@ -76,6 +81,12 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
   const metrics = options.metrics ?? createMetrics()
   const consumers = options.consumers ?? consumerRegistryFor(owner)
   if (session) metrics.setLagSource(async () => consumerLag(await session.connect()))
+  const consoleOn = options.console ?? true
+  const consoleApi = session && consoleOn ? createConsoleApi(session, options.authorize) : undefined
+  const consoleAssets = consoleOn ? loadConsoleAssets(basePath, { bearer: options.token !== undefined }) : undefined
+  // the console's page and bundle hold no data: served to an allowed Host without credentials (a browser cannot
+  // send a bearer token when it opens a URL); the page then asks for the token and sends it on every API call
+  const hostAllowed = hostAllowList(options.allowedHosts, options.listenHost)
 
   const health = async (): Promise<HealthReport> => {
     const check = options.health?.consumerHealthCheck
@@ -97,6 +108,10 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
     if (path === '/metrics') {
       if (method !== 'GET') return errorReply(405, 'Method Not Allowed')
       return { status: 200, text: await metrics.registry.metrics(), contentType: metrics.registry.contentType }
+    }
+    if (consoleOn && path.startsWith('/console/')) {
+      if (!consoleApi) return errorReply(503, 'No pgQueue store: the console needs the pgqueue transport')
+      return (consoleApi.handles(path) && (await consoleApi.route(req, path))) || errorReply(404, `No route for ${path}`)
     }
     if (path !== MESSAGING_BASE && !path.startsWith(`${MESSAGING_BASE}/`)) return errorReply(404, `No route for ${path}`)
     const sub = path.slice(MESSAGING_BASE.length)
@@ -131,6 +146,7 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
       return send(res, errorReply(404, `No route for ${pathname}`))
     }
     const path = pathname.slice(basePath.length) || '/'
+    if (consoleAssets && hostAllowed(req.headers.host) && consoleAssets.serve(req, res, path)) return
     const registry = isMounted(path)
     gate(req, registry ? REGISTRY_BODY_TYPES : JSON_BODY_TYPES)
       .then((rejected) => {
@@ -154,6 +170,7 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
   handler.health = health
   handler.close = async () => {
     metrics.setLagSource(undefined)
+    await consoleApi?.close()
     await session?.close()
   }
   return handler
