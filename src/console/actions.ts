@@ -3,7 +3,7 @@
 // through runMaintenance. The offset reset is computed first and shown (dry run) before it is applied.
 import type { Admin, Producer } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { runMaintenance } from '../ops/maintenance.js'
+import { runMaintenance } from '../maintenance/run.js'
 import { badRequest } from '../ops/errors.js'
 
 export type ResetTarget = 'earliest' | 'latest' | 'timestamp' | 'offset'
@@ -48,7 +48,12 @@ export async function planReset(admin: Admin, req: ResetPlanRequest): Promise<Pl
     .map((m) => {
       const low = BigInt(m.low)
       const high = BigInt(m.high)
-      const target = { earliest: low, latest: high, timestamp: BigInt(atTime.get(m.partition) ?? m.high), offset: clamp(BigInt(req.offset ?? 0), low, high) }[req.to]
+      const target = {
+        earliest: low,
+        latest: high,
+        timestamp: BigInt(atTime.get(m.partition) ?? m.high),
+        offset: clamp(BigInt(req.offset ?? 0), low, high),
+      }[req.to]
       const now = current.get(m.partition)
       return { partition: m.partition, current: now === undefined || now === '-1' ? null : now, target: target.toString(), low: m.low, high: m.high }
     })
@@ -70,7 +75,10 @@ export interface TestMessage {
 }
 
 export async function produceTestMessage(producer: Producer, m: TestMessage): Promise<{ partition: number; offset: string }> {
-  const [meta] = await producer.send({ topic: m.topic, messages: [{ partition: m.partition, key: m.key ?? null, value: m.value, headers: m.headers }] })
+  const [meta] = await producer.send({
+    topic: m.topic,
+    messages: [{ partition: m.partition, key: m.key ?? null, value: m.value, headers: m.headers }],
+  })
   return { partition: meta!.partition, offset: meta!.baseOffset ?? '' }
 }
 

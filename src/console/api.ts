@@ -87,7 +87,10 @@ const POST: Record<string, Handler> = {
   '/produce': async (d, req) => {
     const b = await req.body(['topic', 'partition', 'key', 'value', 'headers'])
     const headers = b.headers ?? undefined
-    if (headers !== undefined && (typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers as object).some((v) => typeof v !== 'string'))) {
+    if (
+      headers !== undefined &&
+      (typeof headers !== 'object' || Array.isArray(headers) || Object.values(headers as object).some((v) => typeof v !== 'string'))
+    ) {
       badRequest('headers must be an object of strings')
     }
     return produceTestMessage(await d.producer(), {

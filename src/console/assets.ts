@@ -42,11 +42,22 @@ export interface ConsoleAssets {
  */
 export function loadConsoleAssets(basePath: string, { bearer }: { bearer: boolean }, dir = consoleAssetsDir()): ConsoleAssets {
   const files = new Map<string, Asset>()
-  const add = (name: string, body: Buffer) => files.set(name, { body, gzip: gzipSync(body, { level: 9 }), type: TYPES[extname(name)] ?? 'application/octet-stream' })
+  const add = (name: string, body: Buffer) =>
+    files.set(name, { body, gzip: gzipSync(body, { level: 9 }), type: TYPES[extname(name)] ?? 'application/octet-stream' })
   if (dir) {
     for (const name of readdirSync(dir)) {
       const body = readFileSync(join(dir, name))
-      add(name, name === 'index.html' ? Buffer.from(body.toString('utf8').replaceAll('%BASE%', basePath).replace('%AUTH%', bearer ? 'bearer' : '')) : body)
+      add(
+        name,
+        name === 'index.html'
+          ? Buffer.from(
+              body
+                .toString('utf8')
+                .replaceAll('%BASE%', basePath)
+                .replace('%AUTH%', bearer ? 'bearer' : ''),
+            )
+          : body,
+      )
     }
   } else {
     add('index.html', Buffer.from('<!doctype html><title>kafkajs-pgqueue</title><p>The console was not built: run npm run build.</p>'))

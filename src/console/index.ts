@@ -12,7 +12,7 @@ import { createAvroCodec } from '../registry/avroCodec.js'
 import { PgSchemaRegistry } from '../registry/registry.js'
 import { API_PREFIX, consoleApi, type ConsoleDeps } from './api.js'
 
-export { loadConsoleAssets, type ConsoleAssets } from './assets.js'
+export { loadConsoleAssets } from './assets.js'
 
 export interface ConsoleApi {
   /** true for paths under /console/api */

@@ -15,7 +15,7 @@ export interface BrowseQuery {
   key?: string
 }
 
-const sql = statements((t) => ({
+const sql = statements('browse', (t) => ({
   browse: `
     SELECT m.enqueue_seq::text AS seq, m.priority, m.routing_key AS "routingKey", m.message_key AS "messageKey",
            m.kafka_flags AS flags, m.payload, m.payload_compression AS compression, m.headers,

@@ -22,7 +22,7 @@ export interface PartitionUsage {
   bytes: string
 }
 
-const sql = statements((t) => ({
+const sql = statements('partitionStats', (t) => ({
   // the first stored seq per partition is one index probe, as in topics.ts's watermarks
   allMarks: `
     SELECT t.topic_name AS topic, s.partition_id AS partition, (s.next_seq - 1)::text AS high,

@@ -206,7 +206,11 @@ describe('console', () => {
     const forced = await page.evaluate(
       async ([token, group, topic]) => {
         const send = (path: string, body: unknown) =>
-          fetch(`/console/api/${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.status)
+          fetch(`/console/api/${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          }).then((r) => r.status)
         return [
           await send('reset-offsets', { group, topic, to: 'latest', dryRun: false }),
           await send('produce', { topic, value: 'x' }),
@@ -217,7 +221,9 @@ describe('console', () => {
     )
     expect(forced).toEqual([403, 403, 403])
     // without the token (another tab of someone who never signed in) even reads are refused
-    const anonymous = await page.evaluate(() => Promise.all(['/console/api/topics', '/console/api/session'].map((u) => fetch(u).then((r) => r.status))))
+    const anonymous = await page.evaluate(() =>
+      Promise.all(['/console/api/topics', '/console/api/session'].map((u) => fetch(u).then((r) => r.status))),
+    )
     expect(anonymous).toEqual([401, 401])
     expect(await committed(fx.idleGroup, fx.orders)).toEqual(before)
     await page.close()

@@ -46,7 +46,13 @@ export async function seedConsole(t: TestKafka): Promise<ConsoleFixture> {
   const { id: schemaId } = await registry.register(subject, { schema: JSON.stringify(USER_V2) })
   const codec = createAvroCodec(registry)
   const ada = await codec.encode(schemaId, { name: 'ada', age: 36 })
-  await producer.send({ topic: users, messages: [{ key: 'ada', value: ada }, { key: 'raw', value: Buffer.from([0xff, 0x00, 0x01, 0xfe]) }] })
+  await producer.send({
+    topic: users,
+    messages: [
+      { key: 'ada', value: ada },
+      { key: 'raw', value: Buffer.from([0xff, 0x00, 0x01, 0xfe]) },
+    ],
+  })
 
   const idleGroup = uniqueName('billing')
   const idle = await t.consumer({ groupId: idleGroup })

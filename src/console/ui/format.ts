@@ -17,7 +17,12 @@ export function bytes(v: string | number): string {
 export function duration(ms: string | number): string {
   const n = Number(ms)
   if (n < 0) return 'unlimited'
-  const units: Array<[string, number]> = [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]]
+  const units: Array<[string, number]> = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ]
   for (const [unit, size] of units) if (n >= size && n % size === 0) return `${n / size} ${unit}`
   return `${n} ms`
 }

@@ -35,7 +35,14 @@ interface GroupDetail {
   protocol: string
   generation: number | null
   leaderId: string | null
-  members: Array<{ memberId: string; clientId: string; clientHost: string; lastHeartbeatMs: number; joinedAtMs: number; assignment: Record<string, number[]> }>
+  members: Array<{
+    memberId: string
+    clientId: string
+    clientHost: string
+    lastHeartbeatMs: number
+    joinedAtMs: number
+    assignment: Record<string, number[]>
+  }>
   lag: TopicLag[]
 }
 
@@ -69,8 +76,12 @@ export function GroupsPage() {
         <Table label="Consumer groups" head={['Group', 'State', 'Members', 'Lag', 'Stuck ahead', 'Topics']}>
           {data.groups.map((g) => (
             <tr>
-              <td><a href={href('group', { id: g.group })}>{g.group}</a></td>
-              <td><span class={`badge ${stateClass(g.state)}`}>{g.state}</span></td>
+              <td>
+                <a href={href('group', { id: g.group })}>{g.group}</a>
+              </td>
+              <td>
+                <span class={`badge ${stateClass(g.state)}`}>{g.state}</span>
+              </td>
               <td class="n">{g.members}</td>
               <td class="n">{num(g.totalLag)}</td>
               <td class="n">{g.stuckAhead > 0 ? <span class="badge warn">{g.stuckAhead}</span> : 0}</td>
@@ -92,15 +103,17 @@ export function GroupPage({ id, canAct }: { id: string; canAct: boolean }) {
   }, [id])
   return (
     <section>
-      <h1>Group <code>{id}</code></h1>
+      <h1>
+        Group <code>{id}</code>
+      </h1>
       <Problem error={error} />
       {!data ? (
         <Loading />
       ) : (
         <>
           <p class="facts">
-            <span class={`badge ${stateClass(data.state)}`}>{data.state}</span> · generation {data.generation ?? '–'} · protocol {data.protocol || '–'} ·{' '}
-            {data.members.length} members
+            <span class={`badge ${stateClass(data.state)}`}>{data.state}</span> · generation {data.generation ?? '–'} · protocol{' '}
+            {data.protocol || '–'} · {data.members.length} members
           </p>
           <LagChart samples={samples} windowMs={WINDOW_MS} />
           <h2>Members</h2>
@@ -110,11 +123,20 @@ export function GroupPage({ id, canAct }: { id: string; canAct: boolean }) {
             <Table label="Members" head={['Client id', 'Host', 'Last heartbeat', 'Assignment', 'Member id']}>
               {data.members.map((m) => (
                 <tr>
-                  <td>{m.clientId}{m.memberId === data.leaderId ? <span class="badge">leader</span> : null}</td>
+                  <td>
+                    {m.clientId}
+                    {m.memberId === data.leaderId ? <span class="badge">leader</span> : null}
+                  </td>
                   <td>{m.clientHost}</td>
                   <td>{ago(m.lastHeartbeatMs)}</td>
-                  <td>{Object.entries(m.assignment).map(([t, ps]) => `${t}: ${ps.join(', ')}`).join('; ') || '–'}</td>
-                  <td><code class="small">{m.memberId}</code></td>
+                  <td>
+                    {Object.entries(m.assignment)
+                      .map(([t, ps]) => `${t}: ${ps.join(', ')}`)
+                      .join('; ') || '–'}
+                  </td>
+                  <td>
+                    <code class="small">{m.memberId}</code>
+                  </td>
                 </tr>
               ))}
             </Table>
@@ -124,12 +146,20 @@ export function GroupPage({ id, canAct }: { id: string; canAct: boolean }) {
             {data.lag.flatMap((t) =>
               (t.partitions ?? []).map((p) => (
                 <tr>
-                  <td><a href={href('topic', { name: t.topic })}>{t.topic}</a></td>
+                  <td>
+                    <a href={href('topic', { name: t.topic })}>{t.topic}</a>
+                  </td>
                   <td class="n">{p.partition}</td>
                   <td class="n">{num(p.offset)}</td>
                   <td class="n">{num(p.high)}</td>
                   <td class="n">{num(p.lag)}</td>
-                  <td>{p.metadata ? <span class="badge warn" title={`ahead by ${p.aheadBy}`}>{p.metadata}</span> : null}</td>
+                  <td>
+                    {p.metadata ? (
+                      <span class="badge warn" title={`ahead by ${p.aheadBy}`}>
+                        {p.metadata}
+                      </span>
+                    ) : null}
+                  </td>
                 </tr>
               )),
             )}
@@ -193,7 +223,11 @@ function ResetForm({ group, topics, onDone }: { group: string; topics: string[];
       <p class="muted">The group must have no running members (as with KafkaJS's admin.setOffsets).</p>
       <label>
         Topic <input list="reset-topics" required value={topic} onInput={(e) => (setTopic(e.currentTarget.value), setPlan(undefined))} />
-        <datalist id="reset-topics">{topics.map((t) => <option value={t} />)}</datalist>
+        <datalist id="reset-topics">
+          {topics.map((t) => (
+            <option value={t} />
+          ))}
+        </datalist>
       </label>
       <label>
         To
@@ -218,16 +252,22 @@ function ResetForm({ group, topics, onDone }: { group: string; topics: string[];
               <tr>
                 <td class="n">{p.partition}</td>
                 <td class="n">{p.current === null ? '–' : num(p.current)}</td>
-                <td class="n"><strong>{num(p.target)}</strong></td>
+                <td class="n">
+                  <strong>{num(p.target)}</strong>
+                </td>
                 <td class="n">{num(p.low)}</td>
                 <td class="n">{num(p.high)}</td>
               </tr>
             ))}
           </Table>
-          <button type="button" class="danger" onClick={() => setConfirming(true)}>Apply reset…</button>
+          <button type="button" class="danger" onClick={() => setConfirming(true)}>
+            Apply reset…
+          </button>
         </>
       )}
-      <p class="status" aria-live="polite">{status}</p>
+      <p class="status" aria-live="polite">
+        {status}
+      </p>
       <Problem error={error} />
       <Confirm
         open={confirming}

@@ -30,7 +30,11 @@ function SignIn({ onSignedIn, failed }: { onSignedIn: () => void; failed: boolea
     >
       <h1>Sign in</h1>
       <p>This server needs its bearer token (DATAHUB_PGQUEUE_OPS_TOKEN). It is kept for this tab only.</p>
-      {failed && <p class="error" role="alert">That token was not accepted.</p>}
+      {failed && (
+        <p class="error" role="alert">
+          That token was not accepted.
+        </p>
+      )}
       <label>
         Token <input type="password" autocomplete="current-password" required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
       </label>
@@ -55,8 +59,12 @@ function Maintenance() {
   }
   return (
     <>
-      <button type="button" onClick={() => setOpen(true)}>Run maintenance</button>
-      <span class="status" aria-live="polite">{status}</span>
+      <button type="button" onClick={() => setOpen(true)}>
+        Run maintenance
+      </button>
+      <span class="status" aria-live="polite">
+        {status}
+      </span>
       <Confirm open={open} title="Run maintenance now?" confirm="Run maintenance" onCancel={() => setOpen(false)} onConfirm={() => void run()}>
         <p>Retention, partition creation and housekeeping run once now, as the scheduler would run them.</p>
       </Confirm>
@@ -118,13 +126,20 @@ function App() {
         <strong class="brand">kafkajs-pgqueue</strong>
         <nav aria-label="Console">
           {NAV.map(([page, label]) => (
-            <a href={href(page)} aria-current={current === page ? 'page' : undefined}>{label}</a>
+            <a href={href(page)} aria-current={current === page ? 'page' : undefined}>
+              {label}
+            </a>
           ))}
         </nav>
-        <span class="muted small">schema {session.schema}{session.canAct ? '' : ' · read only'}</span>
+        <span class="muted small">
+          schema {session.schema}
+          {session.canAct ? '' : ' · read only'}
+        </span>
         {session.canAct && <Maintenance />}
         {token.get() !== null && (
-          <button type="button" class="link" onClick={() => (token.clear(), location.reload())}>Sign out</button>
+          <button type="button" class="link" onClick={() => (token.clear(), location.reload())}>
+            Sign out
+          </button>
         )}
       </header>
       <main>

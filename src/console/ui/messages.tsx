@@ -26,7 +26,14 @@ interface Browsed {
 const Value = ({ v, label }: { v: Shown; label: string }) => (
   <div class="value">
     <span class="badge">{v.format === 'avro' ? `avro #${v.schemaId}` : v.format}</span>
-    {v.format === 'null' ? <em>null</em> : <pre aria-label={label}>{v.text}{v.truncated ? '…' : ''}</pre>}
+    {v.format === 'null' ? (
+      <em>null</em>
+    ) : (
+      <pre aria-label={label}>
+        {v.text}
+        {v.truncated ? '…' : ''}
+      </pre>
+    )}
   </div>
 )
 
@@ -43,7 +50,10 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
     [topic, partition, offset, timestamp, key],
     0,
   )
-  const field = (name: keyof typeof form) => ({ value: form[name], onInput: (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value }) })
+  const field = (name: keyof typeof form) => ({
+    value: form[name],
+    onInput: (e: Event) => setForm({ ...form, [name]: (e.currentTarget as HTMLInputElement).value }),
+  })
   return (
     <section>
       <h1>Messages</h1>
@@ -54,11 +64,21 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
           location.hash = href('messages', form)
         }}
       >
-        <label>Topic <input required {...field('topic')} /></label>
-        <label>Partition <input inputMode="numeric" pattern="\d+" size={4} {...field('partition')} /></label>
-        <label>From offset <input inputMode="numeric" pattern="\d*" size={8} {...field('offset')} /></label>
-        <label>or timestamp <input placeholder="2026-12-01T12:00:00Z" size={20} {...field('timestamp')} /></label>
-        <label>Key <input {...field('key')} /></label>
+        <label>
+          Topic <input required {...field('topic')} />
+        </label>
+        <label>
+          Partition <input inputMode="numeric" pattern="\d+" size={4} {...field('partition')} />
+        </label>
+        <label>
+          From offset <input inputMode="numeric" pattern="\d*" size={8} {...field('offset')} />
+        </label>
+        <label>
+          or timestamp <input placeholder="2026-12-01T12:00:00Z" size={20} {...field('timestamp')} />
+        </label>
+        <label>
+          Key <input {...field('key')} />
+        </label>
         <button type="submit">Browse</button>
       </form>
       <Problem error={error} />
@@ -66,8 +86,8 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
       {data && (
         <>
           <p class="facts">
-            <a href={href('topic', { name: data.topic })}>{data.topic}</a> partition {data.partition} · offsets {num(data.low)} to {num(data.high)} · from {num(data.from)} ·{' '}
-            {data.messages.length} shown
+            <a href={href('topic', { name: data.topic })}>{data.topic}</a> partition {data.partition} · offsets {num(data.low)} to {num(data.high)} ·
+            from {num(data.from)} · {data.messages.length} shown
           </p>
           <ol class="messages">
             {data.messages.map((m) => (
@@ -90,7 +110,11 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
               </li>
             ))}
           </ol>
-          {data.next !== null && <a class="button" href={href('messages', { topic, partition, offset: data.next, key })}>Next page</a>}
+          {data.next !== null && (
+            <a class="button" href={href('messages', { topic, partition, offset: data.next, key })}>
+              Next page
+            </a>
+          )}
         </>
       )}
     </section>

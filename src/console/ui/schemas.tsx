@@ -33,7 +33,9 @@ export function SchemasPage() {
         <Table label="Subjects" head={['Subject', 'Versions', 'Latest id', 'Type', 'Compatibility']}>
           {data.subjects.map((s) => (
             <tr>
-              <td><a href={href('schema', { subject: s.subject })}>{s.subject}</a></td>
+              <td>
+                <a href={href('schema', { subject: s.subject })}>{s.subject}</a>
+              </td>
               <td>{s.versions.join(', ')}</td>
               <td class="n">{s.latestId}</td>
               <td>{s.schemaType}</td>
@@ -55,7 +57,9 @@ export function SchemaPage({ subject }: { subject: string }) {
   const pick = (which: 'from' | 'to') => (e: Event) => setPair({ ...pair, [which]: Number((e.currentTarget as HTMLSelectElement).value) })
   return (
     <section>
-      <h1>Subject <code>{subject}</code></h1>
+      <h1>
+        Subject <code>{subject}</code>
+      </h1>
       <Problem error={error} />
       {!data || !from || !to ? (
         <Loading />
@@ -68,13 +72,21 @@ export function SchemaPage({ subject }: { subject: string }) {
             <label>
               Compare version
               <select aria-label="Compare version" value={String(from.version)} onChange={pick('from')}>
-                {versions.map((v) => <option value={String(v.version)}>{v.version} (id {v.id})</option>)}
+                {versions.map((v) => (
+                  <option value={String(v.version)}>
+                    {v.version} (id {v.id})
+                  </option>
+                ))}
               </select>
             </label>
             <label>
               with
               <select aria-label="with version" value={String(to.version)} onChange={pick('to')}>
-                {versions.map((v) => <option value={String(v.version)}>{v.version} (id {v.id})</option>)}
+                {versions.map((v) => (
+                  <option value={String(v.version)}>
+                    {v.version} (id {v.id})
+                  </option>
+                ))}
               </select>
             </label>
           </div>

@@ -74,7 +74,9 @@ export function TopicsPage() {
         <Table label="Topics" head={['Topic', 'Partitions', 'Messages', 'Produce rate', 'Retention']}>
           {shown.map((t) => (
             <tr>
-              <td><a href={href('topic', { name: t.name })}>{t.name}</a></td>
+              <td>
+                <a href={href('topic', { name: t.name })}>{t.name}</a>
+              </td>
               <td class="n">{t.partitions}</td>
               <td class="n">{num(t.messages)}</td>
               <td class="n">{rate(rates.get(t.name))}</td>
@@ -91,7 +93,9 @@ export function TopicPage({ name, canAct }: { name: string; canAct: boolean }) {
   const { data, error, refresh } = usePoll(() => get<TopicDetail>('/topic', { topic: name }), [name])
   return (
     <section>
-      <h1>Topic <code>{name}</code></h1>
+      <h1>
+        Topic <code>{name}</code>
+      </h1>
       <Problem error={error} />
       {!data ? (
         <Loading />
@@ -108,7 +112,9 @@ export function TopicPage({ name, canAct }: { name: string; canAct: boolean }) {
                 <td class="n">{num(p.high)}</td>
                 <td class="n">{num(p.messages)}</td>
                 <td class="n">{bytes(p.bytes)}</td>
-                <td><a href={href('messages', { topic: name, partition: p.partition })}>Browse</a></td>
+                <td>
+                  <a href={href('messages', { topic: name, partition: p.partition })}>Browse</a>
+                </td>
               </tr>
             ))}
           </Table>
@@ -116,7 +122,9 @@ export function TopicPage({ name, canAct }: { name: string; canAct: boolean }) {
           <Table label="Settings" head={['Name', 'Value', 'Source']}>
             {data.config.map((c) => (
               <tr>
-                <td><code>{c.name}</code></td>
+                <td>
+                  <code>{c.name}</code>
+                </td>
                 <td>{c.value}</td>
                 <td>{c.explicit ? 'topic' : 'default'}</td>
               </tr>
@@ -139,7 +147,12 @@ function ProduceForm({ topic, partitions, onSent }: { topic: string; partitions:
     e.preventDefault()
     setError(undefined)
     try {
-      const r = await post<{ partition: number; offset: string }>('/produce', { topic, partition: partition === '' ? undefined : Number(partition), key: key || undefined, value })
+      const r = await post<{ partition: number; offset: string }>('/produce', {
+        topic,
+        partition: partition === '' ? undefined : Number(partition),
+        key: key || undefined,
+        value,
+      })
       setResult(`Sent to partition ${r.partition} at offset ${r.offset}`)
       onSent()
     } catch (err) {
@@ -153,13 +166,21 @@ function ProduceForm({ topic, partitions, onSent }: { topic: string; partitions:
         Partition
         <select aria-label="Partition" value={partition} onChange={(e) => setPartition(e.currentTarget.value)}>
           <option value="">by key (or round robin)</option>
-          {Array.from({ length: partitions }, (_, p) => <option value={String(p)}>{p}</option>)}
+          {Array.from({ length: partitions }, (_, p) => (
+            <option value={String(p)}>{p}</option>
+          ))}
         </select>
       </label>
-      <label>Key <input value={key} onInput={(e) => setKey(e.currentTarget.value)} /></label>
-      <label>Value <textarea required rows={3} value={value} onInput={(e) => setValue(e.currentTarget.value)} /></label>
+      <label>
+        Key <input value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      </label>
+      <label>
+        Value <textarea required rows={3} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+      </label>
       <button type="submit">Send</button>
-      <p class="status" aria-live="polite">{result}</p>
+      <p class="status" aria-live="polite">
+        {result}
+      </p>
       <Problem error={error} />
     </form>
   )

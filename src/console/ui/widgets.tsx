@@ -7,7 +7,11 @@ export function Table({ head, children, label }: { head: ComponentChildren[]; ch
     <div class="scroll" role="region" aria-label={label} tabIndex={0}>
       <table>
         <thead>
-          <tr>{head.map((h) => <th scope="col">{h}</th>)}</tr>
+          <tr>
+            {head.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
         </thead>
         <tbody>{children}</tbody>
       </table>
@@ -15,12 +19,28 @@ export function Table({ head, children, label }: { head: ComponentChildren[]; ch
   )
 }
 
-export const Problem = ({ error }: { error?: Error }) => (error ? <p class="error" role="alert">{error.message}</p> : null)
+export const Problem = ({ error }: { error?: Error }) =>
+  error ? (
+    <p class="error" role="alert">
+      {error.message}
+    </p>
+  ) : null
 
-export const Loading = () => <p class="loading" aria-busy="true">Loading…</p>
+export const Loading = () => (
+  <p class="loading" aria-busy="true">
+    Loading…
+  </p>
+)
 
 /** A modal confirmation: Escape and Cancel close it, the confirm button has the focus. */
-export function Confirm(props: { open: boolean; title: string; children: ComponentChildren; confirm: string; onConfirm: () => void; onCancel: () => void }) {
+export function Confirm(props: {
+  open: boolean
+  title: string
+  children: ComponentChildren
+  confirm: string
+  onConfirm: () => void
+  onCancel: () => void
+}) {
   const ref = useRef<HTMLDialogElement>(null)
   useEffect(() => {
     const d = ref.current
@@ -33,8 +53,12 @@ export function Confirm(props: { open: boolean; title: string; children: Compone
       <h2 id="confirm-title">{props.title}</h2>
       {props.children}
       <div class="buttons">
-        <button type="button" onClick={props.onCancel}>Cancel</button>
-        <button type="button" class="danger" autofocus onClick={props.onConfirm}>{props.confirm}</button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+        <button type="button" class="danger" autofocus onClick={props.onConfirm}>
+          {props.confirm}
+        </button>
       </div>
     </dialog>
   )
@@ -54,7 +78,12 @@ export function LagChart({ samples, windowMs }: { samples: Sample[]; windowMs: n
   const points = samples.map((s) => `${(w - ((now - s.at) / windowMs) * w).toFixed(1)},${(h - 4 - (s.value / max) * (h - 8)).toFixed(1)}`).join(' ')
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${w} ${h}`} preserveAspectRatio="none" role="img" aria-label={`Total lag, last ${windowMs / 60000} minutes, now ${samples.at(-1)?.value ?? 0}`}>
+      <svg
+        viewBox={`0 0 ${w} ${h}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`Total lag, last ${windowMs / 60000} minutes, now ${samples.at(-1)?.value ?? 0}`}
+      >
         <polyline points={points} fill="none" stroke="currentColor" stroke-width="2" vector-effect="non-scaling-stroke" />
       </svg>
       <figcaption>
