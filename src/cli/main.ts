@@ -11,6 +11,7 @@ import { demoCommand } from './commands/demo.js'
 import { groupCommands } from './commands/groups.js'
 import { maintenanceCommands } from './commands/maintenance.js'
 import { migrateCommand } from './commands/migrate.js'
+import { migrateTransportCommand } from './commands/migrateTransport.js'
 import { produceCommand } from './commands/produce.js'
 import { serveCommand } from './commands/serve.js'
 import { topicCommands } from './commands/topics.js'
@@ -27,6 +28,7 @@ export const COMMANDS: Command[] = [
   ...maintenanceCommands,
   serveCommand,
   demoCommand,
+  migrateTransportCommand,
 ]
 
 function overview(commands: Command[], heading: string): string {
