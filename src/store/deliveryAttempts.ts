@@ -20,12 +20,18 @@ const sql = statements('deliveryAttempts', (t) => ({
     SELECT $1, tp.id, $3, $4::bigint + 1, $5, $6 FROM ${t.topic} tp WHERE tp.topic_name = $2
     ON CONFLICT (consumer_group, topic_id, partition_id, enqueue_seq) DO UPDATE
       SET attempts = GREATEST(a.attempts, EXCLUDED.attempts), last_error = EXCLUDED.last_error, updated_at = now()`,
-  // messages failing right now (a row lives only until its message succeeds or is dead-lettered), oldest first
+  // messages failing right now, oldest first. A row lives until its message succeeds or is dead-lettered in the
+  // process that failed it; one whose message the group has committed since (it succeeded in another member after
+  // a rebalance or a crash) is not failing any more and is left out.
   list: `
     SELECT a.consumer_group AS "group", tp.topic_name AS topic, a.partition_id AS partition,
            (a.enqueue_seq - 1)::text AS "offset", a.attempts, a.last_error AS "lastError", a.updated_at AS "updatedAt"
     FROM ${t.deliveryAttempt} a JOIN ${t.topic} tp ON tp.id = a.topic_id
     WHERE ($1::text IS NULL OR a.consumer_group = $1) AND ($2::text IS NULL OR tp.topic_name = $2)
+      AND NOT EXISTS (
+        SELECT 1 FROM ${t.consumerOffset} co
+        WHERE co.consumer_group = a.consumer_group AND co.topic_id = a.topic_id AND co.partition_id = a.partition_id
+          AND co.offset_value >= a.enqueue_seq)
     ORDER BY a.updated_at, a.consumer_group, tp.topic_name, a.partition_id, a.enqueue_seq
     LIMIT $3`,
   clear: `

@@ -112,4 +112,36 @@ describe('dead-letters', () => {
       await Promise.all([consumer.disconnect(), dl.disconnect()])
     }
   })
+
+  it('retrying leaves out a message that failed in one member and then succeeded in another (its row outlived the first)', async () => {
+    const topic = await t.createTopic(1, 'cli_dlq_moved_on')
+    const groupId = uniqueName('cli_moved_on_group')
+    const producer = await t.producer()
+    await producer.send({ topic, messages: [{ value: 'flaky' }] })
+    const options = { groupId, topic: `${topic}.dlq`, maxAttempts: 3, backoff: { initialMs: 120_000, maxMs: 120_000, jitter: 0 } }
+    const first = deadLetter(t.kafka, options)
+    await first.connect()
+    const failedOnce = new Promise<void>((resolve) => first.on(first.events.RETRY, () => resolve()))
+    const c1 = await t.consumer({ groupId })
+    await c1.subscribe({ topic, fromBeginning: true })
+    await c1.run({ eachMessage: first.eachMessage(async () => {
+      throw new Error('not yet')
+    }) })
+    await failedOnce
+    await Promise.all([c1.disconnect(), first.disconnect()]) // gives up the wait; the stored count stays
+    expect(JSON.parse((await cli(['dead-letters', 'retrying', '--group', groupId, '--json'])).stdout)).toHaveLength(1)
+
+    const second = deadLetter(t.kafka, options)
+    await second.connect()
+    const c2 = await t.consumer({ groupId })
+    await c2.subscribe({ topic, fromBeginning: true })
+    // the success is committed: the commit event names offset 1
+    const committed = new Promise<void>((resolve) => c2.on(c2.events.COMMIT_OFFSETS, (e) => {
+      if (e.payload.topics.some((x) => x.partitions.some((p) => p.offset === '1'))) resolve()
+    }))
+    await c2.run({ eachMessage: second.eachMessage(async () => {}) })
+    await committed
+    await Promise.all([c2.disconnect(), second.disconnect()])
+    expect(JSON.parse((await cli(['dead-letters', 'retrying', '--group', groupId, '--json'])).stdout)).toEqual([])
+  })
 })
