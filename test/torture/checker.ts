@@ -1,7 +1,7 @@
 // The checker: reads a recorded history and reports every broken guarantee of docs/guarantees.md, by kind, with
 // the events that show it. Pure: no database, no clock; unit-tested on hand-made histories
 // (test/unit/torture/checker.test.ts).
-import { priorityOf, type Ack, type Aborted, type Commit, type Delivery, type Fault, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
+import { isPoison, priorityOf, type Ack, type Aborted, type Audit, type Commit, type Delivery, type Fault, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
 import { heartbeatIntervalFor } from './spec.js'
 
 export const VIOLATION_KINDS = [
@@ -12,6 +12,9 @@ export const VIOLATION_KINDS = [
   'commit-past-unprocessed', // a committed offset passed a message the group had not processed yet
   'eos-duplicate', // a consume-transform-produce input with more than one output
   'eos-missing', // an acknowledged input with no output after the drain
+  'dead-letter-missing', // a stored poison message that is not on the dead-letter topic after the drain
+  'dead-letter-duplicate', // a message dead-lettered more than once
+  'dead-lettered-healthy', // a message on the dead-letter topic whose handler did not fail (or not from the input)
   'duplicate-write', // an idempotent / transactional / outbox message stored at two offsets
   'aborted-visible', // a message of an aborted transaction or rolled-back outbox transaction was seen
   'gap', // an offset hole in a partition (pgQueue promises dense offsets)
@@ -36,6 +39,8 @@ export interface CheckConfig {
   lossyTopics?: string[]
   /** consume-transform-produce pairs: each input offset must have exactly one output */
   eos?: Array<{ input: string; output: string }>
+  /** input topics with poison messages and their dead-letter topics: each poison offset is moved there once */
+  deadLetter?: Array<{ input: string; topic: string }>
   /**
    * A member stopped past the session timeout handles nothing of a partition another member took over, until it
    * has joined again (pgQueue fences every fetch, #13; KafkaJS on Kafka finishes the batch it had fetched).
@@ -55,6 +60,9 @@ export interface Counts {
   duplicates: number
   /** plain sends the application retried after an ambiguous failure and that were stored twice (allowed) */
   writeDuplicates: number
+  /** stored poison messages (their handler fails every time), and entries of the dead-letter topics */
+  poison: number
+  deadLettered: number
   commits: number
   seeks: number
   faults: Record<string, number>
@@ -88,15 +96,20 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
   const deliveries = of('d')
   const audits = of('a')
 
-  const { atOffset, placesOf } = storedPlaces(history)
+  const dlTopics = new Set((config.deadLetter ?? []).map((p) => p.topic))
+  // a dead-letter entry repeats its original's value: it is no second copy of the message
+  const { atOffset, placesOf } = storedPlaces(history, dlTopics)
+  const deadLetters = audits.filter((a) => dlTopics.has(a.topic))
+  const moved = new Set(deadLetters.map((a) => a.origin ?? ''))
 
   checkLoss(history, deliveries, lossy, report)
   checkOrder(deliveries, report)
   checkConcurrency(history, config.sessionTimeoutMs, report)
   if (config.fencedHandlers) checkZombies(history, config.sessionTimeoutMs, report)
   const invisible = mustStayInvisible(history)
-  checkCommits(of('c'), of('x'), atOffset, lossy, invisible, report)
+  checkCommits(of('c'), of('x'), atOffset, lossy, invisible, moved, report)
   checkEos(config.eos ?? [], acks, placesOf, report)
+  const poison = checkDeadLetters(config.deadLetter ?? [], deadLetters, of('x'), atOffset, invisible, report)
   const writeDuplicates = checkWrites(acks, placesOf, report)
   checkAborted(invisible, placesOf, report)
   if (config.denseOffsets) checkGaps(atOffset, lossy, report)
@@ -120,6 +133,8 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
       deliveries: deliveries.length,
       duplicates: deliveries.length - distinct.size,
       writeDuplicates,
+      poison,
+      deadLettered: deadLetters.length,
       commits: of('c').length,
       seeks: of('seek').length,
       faults,
@@ -132,8 +147,11 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
 type Stored = Map<string, Map<bigint, { value: string; ev: HistoryEvent }>>
 type Places = Map<string, Map<string, HistoryEvent>>
 
-/** Where each value was seen stored (deliveries and the audit): tp -> offset -> value, and value -> "tp@offset" -> event. */
-function storedPlaces(history: HistoryEvent[]): { atOffset: Stored; placesOf: Places } {
+/**
+ * Where each value was seen stored (deliveries and the audit): tp -> offset -> value, and value -> "tp@offset" ->
+ * event (not counting the dead-letter topics').
+ */
+function storedPlaces(history: HistoryEvent[], dlTopics: Set<string>): { atOffset: Stored; placesOf: Places } {
   const atOffset: Stored = new Map()
   const placesOf: Places = new Map()
   for (const e of history) {
@@ -142,6 +160,7 @@ function storedPlaces(history: HistoryEvent[]): { atOffset: Stored; placesOf: Pl
     let offsets = atOffset.get(key)
     if (!offsets) atOffset.set(key, (offsets = new Map()))
     if (!offsets.has(BigInt(e.offset))) offsets.set(BigInt(e.offset), { value: e.value, ev: e })
+    if (dlTopics.has(e.topic)) continue
     let places = placesOf.get(e.value)
     if (!places) placesOf.set(e.value, (places = new Map()))
     if (!places.has(`${key}@${e.offset}`)) places.set(`${key}@${e.offset}`, e)
@@ -191,7 +210,25 @@ export function outstanding(events: HistoryEvent[], config: CheckConfig): number
     seen.add(output)
     if (!committedOutputs.has(output)) waiting++
   }
-  return undelivered(events, new Set(config.lossyTopics ?? [])).length + waiting
+  return undelivered(events, new Set(config.lossyTopics ?? [])).length + waiting + poisonUnsettled(events, config)
+}
+
+/** Poison messages delivered whose group's committed offset has not passed them yet (their move is pending). */
+function poisonUnsettled(events: HistoryEvent[], config: CheckConfig): number {
+  const inputs = new Set((config.deadLetter ?? []).map((p) => p.input))
+  if (inputs.size === 0) return 0
+  const committed = new Map<string, bigint>()
+  for (const e of events) {
+    if (e.k !== 'c' || !inputs.has(e.topic)) continue
+    const k = `${e.g}|${tpKey(e.topic, e.partition)}`
+    if (BigInt(e.offset) > (committed.get(k) ?? -1n)) committed.set(k, BigInt(e.offset))
+  }
+  const waiting = new Set<string>()
+  for (const e of events) {
+    if (e.k !== 'd' || !inputs.has(e.topic) || !isPoison(e.value)) continue
+    if ((committed.get(`${e.g}|${tpKey(e.topic, e.partition)}`) ?? -1n) <= BigInt(e.offset)) waiting.add(`${e.g}|${tpKey(e.topic, e.partition)}@${e.offset}`)
+  }
+  return waiting.size
 }
 
 /** Every acknowledged message reaches every group that subscribes to its topic. */
@@ -319,7 +356,8 @@ function zombieAfter(history: HistoryEvent[], stop: Fault, cont: Fault, report: 
 
 /**
  * A committed offset c at time t: every stored message of that partition below c was processed by the group by t
- * (an aborted one that was seen anyway is reported as aborted-visible, not here).
+ * (an aborted one that was seen anyway is reported as aborted-visible, not here; one moved to a dead-letter topic
+ * was committed by its move, in the same transaction).
  */
 function checkCommits(
   commits: Commit[],
@@ -327,6 +365,7 @@ function checkCommits(
   atOffset: Stored,
   lossy: Set<string>,
   invisible: Map<string, HistoryEvent>,
+  moved: Set<string>,
   report: Report,
 ) {
   const firstDone = new Map<string, Map<bigint, Processed>>()
@@ -349,6 +388,7 @@ function checkCommits(
     let missing = { offset: -1n, value: '', ev: undefined as unknown as HistoryEvent }
     for (const [offset, { value, ev }] of stored) {
       if (invisible.has(value)) continue // an aborted message (Kafka gives it an offset) is nothing to process
+      if (moved.has(`${tpKey(topic, partition)}@${offset}`)) continue
       const t = done.get(offset)?.t ?? Infinity
       if (t > doneBy) {
         doneBy = t
@@ -411,6 +451,47 @@ function checkEos(pairs: Array<{ input: string; output: string }>, acks: Ack[], 
       report('eos-missing', `input ${ack.value} (${tpKey(place.topic, place.partition)}@${place.offset}) has no output`, [ack, place])
     }
   }
+}
+
+/**
+ * Poison messages (their handler fails every time) end on the dead-letter topic, each stored offset exactly once;
+ * nothing else goes there, and nothing dead-lettered was also handled. Returns how many poison messages were stored.
+ */
+function checkDeadLetters(
+  pairs: Array<{ input: string; topic: string }>,
+  deadLetters: Audit[],
+  processed: Processed[],
+  atOffset: Stored,
+  invisible: Map<string, HistoryEvent>,
+  report: Report,
+): number {
+  let poison = 0
+  const handled = new Map(processed.map((x) => [`${tpKey(x.topic, x.partition)}@${x.offset}`, x]))
+  for (const { input, topic } of pairs) {
+    const byOrigin = new Map<string, Audit[]>()
+    for (const a of deadLetters) if (a.topic === topic) byOrigin.set(a.origin ?? '?', [...(byOrigin.get(a.origin ?? '?') ?? []), a])
+    for (const [origin, entries] of byOrigin) {
+      const [entry] = entries
+      if (entries.length > 1) report('dead-letter-duplicate', `${origin} (${entry.value}) is on ${topic} ${entries.length} times`, entries)
+      const at = origin.lastIndexOf('@')
+      const stored = origin.startsWith(`${input}/`) ? atOffset.get(origin.slice(0, at))?.get(BigInt(origin.slice(at + 1))) : undefined
+      const x = handled.get(origin)
+      if (!stored || stored.value !== entry.value) {
+        report('dead-lettered-healthy', `${topic}@${entry.offset} (${entry.value}) names origin ${origin}, which holds ${stored?.value ?? 'nothing'}`, [entry, ...(stored ? [stored.ev] : [])])
+      } else if (!isPoison(entry.value) || x) {
+        report('dead-lettered-healthy', `${origin} (${entry.value}) is on ${topic} although ${x ? `${x.w} handled it` : 'its handler does not fail'}`, [entry, stored.ev, ...(x ? [x] : [])])
+      }
+    }
+    for (const [tp, offsets] of atOffset) {
+      if (!tp.startsWith(`${input}/`) || tp.lastIndexOf('/') !== input.length) continue
+      for (const [offset, { value, ev }] of offsets) {
+        if (!isPoison(value) || invisible.has(value)) continue
+        poison++
+        if (!byOrigin.has(`${tp}@${offset}`)) report('dead-letter-missing', `${tp}@${offset} (${value}) fails every time but is not on ${topic}`, [ev])
+      }
+    }
+  }
+  return poison
 }
 
 /** Idempotent, transactional and outbox messages are stored once; plain sends retried by the application may be twice. */

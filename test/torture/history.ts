@@ -10,6 +10,10 @@ export const priorityTag = (priority: number) => `@p${priority}`
 /** pgQueue's default priority is 5: an untagged message is in the same stream as one tagged 5. */
 export const priorityOf = (value: string) => Number(/@p(\d)$/.exec(value)?.[1] ?? 5)
 
+/** A poison message's value carries this tag (before its priority's): its handler fails every time. */
+export const POISON_TAG = '!poison'
+export const isPoison = (value: string) => value.includes(POISON_TAG)
+
 export type Via = 'send' | 'batch' | 'idempotent' | 'txn' | 'outbox' | 'eos'
 
 export interface Base {
@@ -159,6 +163,8 @@ export interface Audit extends Base {
   partition: number
   offset: string
   value: string
+  /** a dead-letter entry's origin from its headers: `<topic>/<partition>@<offset>` */
+  origin?: string
 }
 
 /** Free-form counters: operations by kind (per worker), PostgreSQL's deadlock counter, drain outcome. */

@@ -15,6 +15,8 @@ export interface Mix {
   priorities: boolean
   /** transactions and outbox sends that span partitions (#14 item 1: they deadlock at COMMIT on main) */
   multiPartition: boolean
+  /** a topic with poison messages and a group that moves them to a dead-letter topic with deadLetter() */
+  deadLetter: boolean
   maintenance: boolean
 }
 
@@ -48,6 +50,8 @@ export function fullMix(transport: Transport): Mix {
     eos: true,
     priorities: !kafka,
     multiPartition: true,
+    // on Kafka the move is at-least-once without a transactionalId: the exactly-once check is pgQueue's
+    deadLetter: !kafka,
     maintenance: !kafka,
   }
 }
@@ -72,7 +76,7 @@ const list = <T extends string>(value: string | undefined, allowed: readonly T[]
 
 export const USAGE = `npm run check:torture -- [--seconds N] [--seed S] [--processes P] [--faults kill,stop,terminate,restart,drop,delay,clock]
     [--transport pgqueue|kafka] [--ci] [--ops ${PRODUCER_OPS.join(',')}] [--handlers ${HANDLERS.join(',')}]
-    [--consumer-ops ${CONSUMER_OPS.join(',')}] [--no-eos] [--no-priorities] [--single-partition-txn] [--drain-seconds N] [--stuck-ms N]
+    [--consumer-ops ${CONSUMER_OPS.join(',')}] [--no-eos] [--no-priorities] [--no-dead-letter] [--single-partition-txn] [--drain-seconds N] [--stuck-ms N]
     [--session-ms N] [--fault-every-ms N] [--database-url URL] [--dir DIR] [--report FILE]`
 
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
@@ -81,7 +85,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     options: {
       seconds: { type: 'string' }, seed: { type: 'string' }, processes: { type: 'string' }, faults: { type: 'string' },
       transport: { type: 'string' }, ci: { type: 'boolean' }, ops: { type: 'string' }, handlers: { type: 'string' },
-      'consumer-ops': { type: 'string' }, 'no-eos': { type: 'boolean' }, 'no-priorities': { type: 'boolean' }, 'single-partition-txn': { type: 'boolean' },
+      'consumer-ops': { type: 'string' }, 'no-eos': { type: 'boolean' }, 'no-priorities': { type: 'boolean' }, 'no-dead-letter': { type: 'boolean' }, 'single-partition-txn': { type: 'boolean' },
       'drain-seconds': { type: 'string' }, 'stuck-ms': { type: 'string' }, 'session-ms': { type: 'string' },
       'fault-every-ms': { type: 'string' }, 'database-url': { type: 'string' }, dir: { type: 'string' }, report: { type: 'string' },
       help: { type: 'boolean' },
@@ -110,6 +114,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     faults,
     eos: mix.eos && !values['no-eos'],
     priorities: mix.priorities && !values['no-priorities'],
+    deadLetter: mix.deadLetter && !values['no-dead-letter'],
     multiPartition: mix.multiPartition && !values['single-partition-txn'],
     seconds: int(values.seconds, 60, 'seconds'),
     seed: int(values.seed, Math.floor(Math.random() * 2 ** 31), 'seed'),

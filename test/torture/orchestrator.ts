@@ -8,6 +8,7 @@ import path from 'node:path'
 import type { Kafka } from 'kafkajs'
 import pg from 'pg'
 import { quoteIdent } from '../../src/db/identifiers.js'
+import { originOf } from '../../src/deadLetter/index.js'
 import { logLevel } from '../../src/kafkajs/exports.js'
 import { check, outstanding, type CheckConfig, type CheckResult } from './checker.js'
 import { injectFault } from './faults.js'
@@ -18,7 +19,7 @@ import { startFaultProxy, type FaultProxy } from './proxy.js'
 import { createRng } from './rng.js'
 import { startPrivateServer, type PrivateServer } from './server.js'
 import { secondsToFirstViolation } from './summary.js'
-import type { Connection, TopicPlan } from './spec.js'
+import type { Connection, DeadLetterPlan, TopicPlan } from './spec.js'
 import { DRAIN_FILE, kafkaFor } from './workers/common.js'
 
 
@@ -49,7 +50,10 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   ]
   const eosIn: TopicPlan = { name: name('eos-in'), partitions: 2 }
   const eosOut: TopicPlan = { name: name('eos-out'), partitions: 2 }
-  const all = [...topics, ...(opts.eos ? [eosIn, eosOut] : [])]
+  // a topic with poison messages, consumed by a group whose handler is wrapped by deadLetter()
+  const dlIn: TopicPlan = { name: name('dl-in'), partitions: 2, poison: true }
+  const dlOut: TopicPlan = { name: name('dl-in-dlq'), partitions: 1 }
+  const all = [...topics, ...(opts.eos ? [eosIn, eosOut] : []), ...(opts.deadLetter ? [dlIn, dlOut] : [])]
 
   let server: PrivateServer | undefined
   let proxy: FaultProxy | undefined
@@ -76,7 +80,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
 
   const fleet = new Fleet(rec, opts.seed, viaProxy)
   const common = { dir, stuckBoundMs: opts.stuckBoundMs, sessionTimeoutMs: opts.sessionTimeoutMs, transport: opts.transport, schema, brokers: opts.brokers }
-  const slots = planSlots(opts, rng, topics, eosIn, eosOut, name, bizTable, runId)
+  const slots = planSlots(opts, rng, topics, { eosIn, eosOut, dlIn, dlOut }, name, bizTable, runId)
   for (const s of slots) fleet.add({ ...common, ...s } as SlotSpec)
   const groups = new Map<string, Set<string>>()
   for (const s of slots) {
@@ -117,6 +121,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     sessionTimeoutMs: opts.sessionTimeoutMs,
     lossyTopics: all.filter((t) => t.lossy).map((t) => t.name),
     eos: opts.eos ? [{ input: eosIn.name, output: eosOut.name }] : [],
+    deadLetter: opts.deadLetter ? [{ input: dlIn.name, topic: dlOut.name }] : [],
     denseOffsets: pgq,
     fencedHandlers: pgq,
   }
@@ -156,7 +161,8 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
 
 /** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */
 function planSlots(
-  opts: Options, rng: ReturnType<typeof createRng>, topics: TopicPlan[], eosIn: TopicPlan, eosOut: TopicPlan,
+  opts: Options, rng: ReturnType<typeof createRng>, topics: TopicPlan[],
+  { eosIn, eosOut, dlIn, dlOut }: Record<'eosIn' | 'eosOut' | 'dlIn' | 'dlOut', TopicPlan>,
   name: (s: string) => string, bizTable: string, runId: string,
 ): SlotPlan[] {
   const slots: SlotPlan[] = []
@@ -164,7 +170,7 @@ function planSlots(
   // two transformers, so a stalled one has a successor that takes its partitions over
   const nTransform = opts.eos ? 2 : 0
   const nConsumers = Math.max(3, opts.processes - nProducers - nTransform)
-  const produced = opts.eos ? [...topics, eosIn] : topics
+  const produced = [...topics, ...(opts.eos ? [eosIn] : []), ...(opts.deadLetter ? [dlIn] : [])]
   for (let i = 0; i < nProducers; i++) {
     slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, multiPartition: opts.multiPartition, bizTable })
   }
@@ -182,6 +188,14 @@ function planSlots(
     slots.push({
       role: 'consumer', id: `c${i}`, group: name(inG2 ? 'g2' : 'g1'), subscribe,
       handler: rng.pick(opts.handlers), ops: opts.consumerOps, concurrency: rng.int(1, 3),
+    })
+  }
+  // two dead-letter members, so a stalled or killed one has a successor; no seeks: a replay dead-letters again
+  const deadLetter: DeadLetterPlan = { topic: dlOut.name, maxAttempts: 3 }
+  for (let i = 0; opts.deadLetter && i < 2; i++) {
+    slots.push({
+      role: 'consumer', id: `d${i}`, group: name('gdl'), subscribe: [dlIn.name], handler: 'message', deadLetter,
+      ops: opts.consumerOps.filter((op) => op !== 'seek'), concurrency: rng.int(1, 2),
     })
   }
   if (opts.maintenance) slots.push({ role: 'maintenance', id: 'm0' })
@@ -280,7 +294,11 @@ async function audit(kafka: Kafka, admin: ReturnType<Kafka['admin']>, topics: To
   for (const t of topics) await consumer.subscribe({ topic: t.name, fromBeginning: true })
   await consumer.run({
     eachMessage: async ({ topic, partition, message }) => {
-      rec.record({ k: 'a', topic, partition, offset: message.offset, value: String(message.value) })
+      const origin = originOf(message.headers)
+      rec.record({
+        k: 'a', topic, partition, offset: message.offset, value: String(message.value),
+        ...(origin ? { origin: `${origin.topic}/${origin.partition}@${origin.offset}` } : {}),
+      })
       seen.set(`${topic}/${partition}`, BigInt(message.offset) + 1n)
       last = Date.now()
     },

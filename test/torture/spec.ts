@@ -21,6 +21,14 @@ export interface TopicPlan {
   lossy?: boolean
   /** pgQueue: retention waits for every registered group */
   aggressive?: boolean
+  /** some of its messages are poison: their handler fails every time (workers of the dead-letter group) */
+  poison?: boolean
+}
+
+/** A consumer's handler wrapped by the public deadLetter API: poison messages end on `topic`, the rest are handled. */
+export interface DeadLetterPlan {
+  topic: string
+  maxAttempts: number
 }
 
 export interface Connection {
@@ -58,6 +66,8 @@ export interface ConsumerSpec extends Common {
   handler: Handler
   ops: ConsumerOp[]
   concurrency: number
+  /** eachMessage through deadLetter(): poison messages fail until they are moved to the dead-letter topic */
+  deadLetter?: DeadLetterPlan
 }
 
 export interface TransformSpec extends Common {

@@ -29,6 +29,8 @@ export function summarize(
     row('deliveries', counts.deliveries),
     row('duplicate deliveries (at-least-once)', counts.duplicates),
     row('plain sends stored twice (app retry)', counts.writeDuplicates),
+    row('poison messages stored', counts.poison),
+    row('dead-letter entries', counts.deadLettered),
     row('commits observed', counts.commits),
     row('audited (final fresh group)', counts.audited),
     'violations',

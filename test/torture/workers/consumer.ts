@@ -1,14 +1,20 @@
 // A consumer process of one group: eachMessage (auto or manual commits) or eachBatch (auto-resolve, or partial
 // resolves with heartbeat and commitOffsetsIfNecessary), and at random times pause/resume, a seek back to an
 // offset it processed, stop/run, or leaving and joining again as a new member. Every handler entry and exit, every
-// delivery, resolve and commit goes to the history.
-import type { Consumer, EachBatchPayload, EachMessagePayload, KafkaMessage } from 'kafkajs'
+// delivery, resolve and commit goes to the history. A dead-letter member wraps its handler with the public
+// deadLetter API: poison messages fail every attempt and end on the dead-letter topic, the others are handled.
+import type { Consumer, EachBatchPayload, EachMessageHandler, EachMessagePayload, KafkaMessage } from 'kafkajs'
+import { deadLetter } from '../../../src/deadLetter/index.js'
+import { isPoison } from '../history.js'
 import type { ConsumerSpec } from '../spec.js'
 import { groupMember, sleep, startWorker } from './common.js'
 
 const w = startWorker<ConsumerSpec>()
 const { spec, rng, rec } = w
 const g = spec.group
+const dl = spec.deadLetter
+  ? deadLetter(w.kafka, { groupId: g, topic: spec.deadLetter.topic, maxAttempts: spec.deadLetter.maxAttempts, backoff: { initialMs: 50, maxMs: 200 } })
+  : undefined
 let handlerId = 0
 let consumer: Consumer
 /** the last offset this member processed per partition (seek targets) */
@@ -41,6 +47,26 @@ async function eachMessage({ topic, partition, message }: EachMessagePayload) {
       // what is stored is checked through the COMMIT_OFFSETS event and the poll: a commit may be clamped
       await w.track('commitOffsets', () => consumer.commitOffsets([{ topic, partition, offset }]))
     }
+  } finally {
+    rec.record({ k: 'hl', h })
+  }
+}
+
+/** The application's handler under deadLetter(): a poison message throws on every attempt. */
+const deadLettering: EachMessageHandler | undefined = dl?.eachMessage(async ({ topic, partition, message }) => {
+  if (isPoison(String(message.value))) throw new Error(`poison message ${String(message.value)}`)
+  await work()
+  processed(topic, partition, message.offset)
+})
+
+/** One delivery (whatever the attempts inside): handled, or moved to the dead-letter topic, when it returns. */
+async function eachDeadLettered(payload: EachMessagePayload) {
+  const { topic, partition, message } = payload
+  const h = handlerId++
+  rec.record({ k: 'he', g, topic, partition, h })
+  try {
+    delivered(topic, partition, message)
+    await deadLettering!(payload)
   } finally {
     rec.record({ k: 'hl', h })
   }
@@ -86,7 +112,9 @@ async function start() {
 
 const run = () =>
   w.track('run', () =>
-    spec.handler.startsWith('message')
+    dl
+      ? consumer.run({ partitionsConsumedConcurrently: spec.concurrency, eachMessage: eachDeadLettered })
+      : spec.handler.startsWith('message')
       ? consumer.run({ autoCommit: spec.handler !== 'message-manual', partitionsConsumedConcurrently: spec.concurrency, eachMessage })
       : consumer.run({ eachBatchAutoResolve: spec.handler === 'batch', partitionsConsumedConcurrently: spec.concurrency, eachBatch }),
   )
@@ -127,12 +155,14 @@ async function chaos() {
 }
 
 async function main() {
+  if (dl) await w.track('deadLetter.connect', () => dl.connect())
   await start()
   w.ready()
   w.onDrain(() => {
     for (const topic of spec.subscribe) consumer.resume([{ topic }])
   })
-  w.onStop(() => consumer.disconnect())
+  // dl.disconnect() ends a wait between attempts at once (the message stays uncommitted, for the next owner)
+  w.onStop(() => Promise.all([consumer.disconnect(), dl?.disconnect()]).then(() => undefined))
   while (!w.stopping && !w.draining && spec.ops.length > 0) {
     await sleep(rng.int(500, 3000))
     if (w.stopping || w.draining) break

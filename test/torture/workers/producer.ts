@@ -4,7 +4,7 @@
 import type { Message, Producer, RecordMetadata } from 'kafkajs'
 import pg from 'pg'
 import type { PgQueueProducer } from '../../../src/producer/index.js'
-import { priorityTag, type Via } from '../history.js'
+import { POISON_TAG, priorityTag, type Via } from '../history.js'
 import type { ProducerOp, ProducerSpec, TopicPlan } from '../spec.js'
 import { sleep, startWorker } from './common.js'
 
@@ -21,7 +21,8 @@ const transactional = kafka.producer({
 const topics = spec.topics
 let counter = 0
 let txns = 0
-const nextValue = (priority?: number) => `${spec.writer}/${counter++}${priority === undefined ? '' : priorityTag(priority)}`
+const nextValue = (priority: number | undefined, poison: boolean) =>
+  `${spec.writer}/${counter++}${poison ? POISON_TAG : ''}${priority === undefined ? '' : priorityTag(priority)}`
 
 interface Draft {
   topic: string
@@ -30,7 +31,8 @@ interface Draft {
 
 function draft(topic: TopicPlan, explicitPartition: boolean): Draft {
   const priority = spec.priorities && rng.chance(0.3) ? rng.int(0, 9) : undefined
-  const message: Message & { priority?: number } = { key: rng.chance(0.8) ? `k${rng.int(0, 19)}` : null, value: nextValue(priority) }
+  const poison = topic.poison === true && rng.chance(0.1)
+  const message: Message & { priority?: number } = { key: rng.chance(0.8) ? `k${rng.int(0, 19)}` : null, value: nextValue(priority, poison) }
   if (explicitPartition) message.partition = rng.int(0, topic.partitions - 1)
   if (priority !== undefined) message.priority = priority
   return { topic: topic.name, message }

@@ -5,7 +5,10 @@ import { check, eosOutputValue, outstanding, VIOLATION_KINDS, type CheckConfig, 
 import type { HistoryEvent } from '../../torture/history.js'
 
 type E = HistoryEvent
-const config: CheckConfig = { sessionTimeoutMs: 1000, eos: [{ input: 'in', output: 'out' }], denseOffsets: true, fencedHandlers: true, lossyTopics: ['capped'] }
+const config: CheckConfig = {
+  sessionTimeoutMs: 1000, eos: [{ input: 'in', output: 'out' }], deadLetter: [{ input: 'dl', topic: 'dlq' }],
+  denseOffsets: true, fencedHandlers: true, lossyTopics: ['capped'],
+}
 
 /** Builders: times are explicit so each scenario reads as a timeline. */
 const ack = (t: number, w: string, value: string, topic = 'a', extra: Partial<E> = {}): E => ({ t, w, k: 'ack', via: 'send', topic, value, ...extra }) as E
@@ -140,6 +143,32 @@ describe('torture checker', () => {
     expect(kinds(base.filter((e) => !(e.k === 'a' && e.offset === '1')))).toEqual(only('eos-missing'))
   })
 
+  it('dead-letter: each poison offset is on the dead-letter topic once, and nothing handled or healthy is', () => {
+    const entry = (t: number, at: number, origin: number, value: string): E =>
+      ({ t, w: 'audit', k: 'a', topic: 'dlq', partition: 0, offset: String(at), value, origin: `dl/0@${origin}` })
+    // offset 1 is poison: delivered (each attempt fails), moved with its offset committed; 0 and 2 are handled
+    const base: E[] = [
+      sub(0, 'd1', 'gdl', ['dl']),
+      ack(1, 'p', 'v0', 'dl'), ack(2, 'p', 'v1!poison', 'dl'), ack(3, 'p', 'v2', 'dl'),
+      d(10, 'd1', 0, 'v0', 0, 'gdl', 'dl'), x(11, 'd1', 0, 0, 'gdl', 'dl'),
+      d(12, 'd1', 1, 'v1!poison', 0, 'gdl', 'dl'), c(20, 'd1', 2, 0, 'gdl', 'dl'),
+      d(21, 'd1', 2, 'v2', 0, 'gdl', 'dl'), x(22, 'd1', 2, 0, 'gdl', 'dl'), c(23, 'd1', 3, 0, 'gdl', 'dl'),
+      entry(50, 0, 1, 'v1!poison'),
+    ]
+    const result = check(base, config)
+    expect(result.violations).toEqual([])
+    expect(result.counts).toMatchObject({ poison: 1, deadLettered: 1, duplicates: 0 })
+    expect(kinds([...base, entry(51, 1, 1, 'v1!poison')])).toEqual(only('dead-letter-duplicate'))
+    // not moved: missing, and the commit past it passed an unprocessed message
+    expect(kinds(base.filter((e) => e.k !== 'a'))).toEqual(['commit-past-unprocessed', 'dead-letter-missing'])
+    expect(kinds([...base, entry(51, 1, 0, 'v0')])).toEqual(only('dead-lettered-healthy'))
+    expect(kinds([...base, x(13, 'd1', 1, 0, 'gdl', 'dl')])).toEqual(only('dead-lettered-healthy'))
+    // the drain waits for a poison message until the group's offset passes it
+    const beforeMove = base.filter((e) => !(e.k === 'a' || (e.k === 'c' && e.t >= 20)))
+    expect(outstanding(beforeMove, config)).toBe(1)
+    expect(outstanding(base, config)).toBe(0)
+  })
+
   it('duplicate-write: an idempotent send stored twice; a plain send retried by the app is only counted', () => {
     const twice = (via: 'idempotent' | 'send'): E[] => [
       sub(0, 'c1', 'g', ['a']), ack(1, 'p', 'v0', 'a', { via }),
@@ -184,8 +213,8 @@ describe('torture checker', () => {
     expect(kinds([{ t: 1, w: 'orch', k: 'stat', name: 'drain.incomplete', n: 3 }])).toEqual(only('stuck'))
   })
 
-  it('knows exactly the fourteen kinds tested above (a new kind needs its test here)', () => {
-    expect(VIOLATION_KINDS.length).toBe(14)
+  it('knows exactly the seventeen kinds tested above (a new kind needs its test here)', () => {
+    expect(VIOLATION_KINDS.length).toBe(17)
   })
 
   it('outstanding: what the drain still waits for', () => {
