@@ -195,40 +195,28 @@ function undelivered(history: HistoryEvent[], lossy: Set<string>): Array<{ ack: 
 }
 
 /**
- * What the drain waits for: undelivered acknowledged messages, and consume-transform-produce inputs whose output
- * transaction has not committed yet.
+ * What the drain waits for: undelivered acknowledged messages, consume-transform-produce inputs whose output
+ * transaction has not committed yet, and poison messages not moved to their dead-letter topic yet. An input or a
+ * poison message is settled once its group's committed offset passed it (the output, or the move, commits with
+ * that offset), even when its writer died before it could record its acknowledgement.
  */
 export function outstanding(events: HistoryEvent[], config: CheckConfig): number {
   const committedOutputs = new Set(events.filter((e): e is Ack => e.k === 'ack' && e.via === 'eos').map((e) => e.value))
-  const inputs = new Set((config.eos ?? []).map((p) => p.input))
-  let waiting = 0
-  const seen = new Set<string>()
-  for (const e of events) {
-    if (e.k !== 'd' || !inputs.has(e.topic)) continue
-    const output = eosOutputValue(e.topic, e.partition, e.offset)
-    if (seen.has(output)) continue
-    seen.add(output)
-    if (!committedOutputs.has(output)) waiting++
-  }
-  return undelivered(events, new Set(config.lossyTopics ?? [])).length + waiting + poisonUnsettled(events, config)
-}
-
-/** Poison messages delivered whose group's committed offset has not passed them yet (their move is pending). */
-function poisonUnsettled(events: HistoryEvent[], config: CheckConfig): number {
-  const inputs = new Set((config.deadLetter ?? []).map((p) => p.input))
-  if (inputs.size === 0) return 0
+  const eosInputs = new Set((config.eos ?? []).map((p) => p.input))
+  const dlInputs = new Set((config.deadLetter ?? []).map((p) => p.input))
   const committed = new Map<string, bigint>()
   for (const e of events) {
-    if (e.k !== 'c' || !inputs.has(e.topic)) continue
+    if (e.k !== 'c' || !(eosInputs.has(e.topic) || dlInputs.has(e.topic))) continue
     const k = `${e.g}|${tpKey(e.topic, e.partition)}`
     if (BigInt(e.offset) > (committed.get(k) ?? -1n)) committed.set(k, BigInt(e.offset))
   }
   const waiting = new Set<string>()
   for (const e of events) {
-    if (e.k !== 'd' || !inputs.has(e.topic) || !isPoison(e.value)) continue
-    if ((committed.get(`${e.g}|${tpKey(e.topic, e.partition)}`) ?? -1n) <= BigInt(e.offset)) waiting.add(`${e.g}|${tpKey(e.topic, e.partition)}@${e.offset}`)
+    if (e.k !== 'd') continue
+    const pending = eosInputs.has(e.topic) ? !committedOutputs.has(eosOutputValue(e.topic, e.partition, e.offset)) : dlInputs.has(e.topic) && isPoison(e.value)
+    if (pending && (committed.get(`${e.g}|${tpKey(e.topic, e.partition)}`) ?? -1n) <= BigInt(e.offset)) waiting.add(`${e.g}|${tpKey(e.topic, e.partition)}@${e.offset}`)
   }
-  return waiting.size
+  return undelivered(events, new Set(config.lossyTopics ?? [])).length + waiting.size
 }
 
 /** Every acknowledged message reaches every group that subscribes to its topic. */
@@ -578,6 +566,6 @@ function checkErrors(history: HistoryEvent[], report: Report) {
       report('serialization', `${e.w} ${e.op}: ${e.message}`, [e])
     } else if (e.k === 'stuck') report('stuck', `${e.w} ${e.op} pending for ${e.ms} ms`, [e])
     else if (e.k === 'stat' && e.name === 'pg.deadlocks' && e.n > 0) report('deadlock', `PostgreSQL counted ${e.n} deadlock(s) in the run's database`, [e])
-    else if (e.k === 'stat' && e.name === 'drain.incomplete' && e.n > 0) report('stuck', `the drain did not finish: ${e.n} partition(s) of some group not caught up`, [e])
+    else if (e.k === 'stat' && e.name === 'drain.incomplete' && e.n > 0) report('stuck', `the drain did not finish: ${e.n} message(s) still undelivered to a group, without their consume-transform-produce output, or not yet dead-lettered`, [e])
   }
 }

@@ -2,6 +2,7 @@
 // fault-injecting run checked against docs/guarantees.md. Exit 0 when no guarantee broke, 1 on a violation, 2 on
 // bad options or a run that could not be carried out.
 import { writeFileSync } from 'node:fs'
+import path from 'node:path'
 import { VIOLATION_KINDS } from './checker.js'
 import { parseOptions, USAGE } from './options.js'
 import { runTorture } from './orchestrator.js'
@@ -17,8 +18,11 @@ async function main() {
   }
   const started = Date.now()
   const run = await runTorture(opts, (line) => console.log(`[torture ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`))
-  console.log(summarize(opts.seed, opts.transport, run.operations, run.result, run.firstViolationAfter))
-  console.log(`history: ${run.dir}`)
+  const summary = summarize(opts.seed, opts.transport, run.operations, run.result, run.phases, run.firstViolationAfter)
+  console.log(summary)
+  // kept beside the history, for a long run read later
+  writeFileSync(path.join(run.dir, 'summary.txt'), `${summary}\n`)
+  console.log(`history: ${run.dir} (summary.txt)`)
   if (opts.report) {
     const broken = new Set(run.result.violations.map((v) => v.kind))
     const report = { numPassedTests: VIOLATION_KINDS.length - broken.size, numFailedTests: broken.size, numPendingTests: 0, numTodoTests: 0 }

@@ -2,7 +2,7 @@
 // faults for `seconds`, drain (faults off, producers stopped, consumers left to catch up), audit every topic with a
 // fresh group, and check the recorded history.
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { Kafka } from 'kafkajs'
@@ -18,7 +18,7 @@ import type { Options } from './options.js'
 import { startFaultProxy, type FaultProxy } from './proxy.js'
 import { createRng } from './rng.js'
 import { startPrivateServer, type PrivateServer } from './server.js'
-import { secondsToFirstViolation } from './summary.js'
+import { secondsToFirstViolation, type RunPhases } from './summary.js'
 import type { Connection, DeadLetterPlan, TopicPlan } from './spec.js'
 import { DRAIN_FILE, kafkaFor } from './workers/common.js'
 
@@ -29,6 +29,8 @@ export interface RunResult {
   result: CheckResult
   checkConfig: CheckConfig
   operations: Record<string, number>
+  /** how long the fault phase and the drain took, and the history's size */
+  phases: RunPhases
   /** seconds from the workers being ready to the first event of a violation */
   firstViolationAfter?: number
 }
@@ -99,16 +101,22 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   log(`workers ready: ${fleet.slots.map((s) => s.writer).join(' ')}`)
   rec.record({ k: 'stat', name: 'workers.ready', n: Date.now() })
   // faults at random times
-  const faultsUntil = Date.now() + opts.seconds * 1000
+  const started = Date.now()
+  const faultsUntil = started + opts.seconds * 1000
+  const injected = new Map<string, number>()
+  const progress = setInterval(() => log(progressLine(dir, fleet, injected, (Date.now() - started) / 1000, opts.seconds)), PROGRESS_EVERY_MS)
   await sleep(Math.min(3000, opts.seconds * 200))
   while (Date.now() < faultsUntil && opts.faults.length > 0) {
     await sleep(Math.round(opts.faultEveryMs * (0.3 + 1.4 * rng.next())))
     if (Date.now() >= faultsUntil) break
-    await injectFault(rng.pick(opts.faults), { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch(
+    const kind = rng.pick(opts.faults)
+    injected.set(kind, (injected.get(kind) ?? 0) + 1)
+    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch(
       (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
     )
   }
   await sleep(Math.max(0, faultsUntil - Date.now()))
+  clearInterval(progress)
 
   // drain: no more faults, everything up again, producers stopped, consumers consume plainly until caught up
   log('drain: faults off, producers stopping, consumers catching up')
@@ -125,13 +133,21 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     denseOffsets: pgq,
     fencedHandlers: pgq,
   }
-  const drainUntil = Date.now() + opts.drainSeconds * 1000
-  let left = outstanding(readHistory(dir), checkConfig)
+  const drainStarted = Date.now()
+  const drainUntil = drainStarted + opts.drainSeconds * 1000
+  // a long run's history takes seconds to read: poll at most half the time
+  const leftNow = () => {
+    const t0 = Date.now()
+    const n = outstanding(readHistory(dir), checkConfig)
+    return { n, readMs: Date.now() - t0 }
+  }
+  let { n: left, readMs } = leftNow()
   while (left > 0 && Date.now() < drainUntil) {
-    await sleep(1000)
-    left = outstanding(readHistory(dir), checkConfig)
+    await sleep(Math.max(1000, 2 * readMs))
+    ;({ n: left, readMs } = leftNow())
   }
   if (left > 0) rec.record({ k: 'stat', name: 'drain.incomplete', n: left })
+  log(`drain: ${left === 0 ? 'caught up' : `${left} still outstanding`} after ${((Date.now() - drainStarted) / 1000).toFixed(0)} s`)
   await sleep(1500) // the last auto-commits
   for (const s of await fleet.retire(consumers, 20_000)) rec.record({ k: 'stuck', op: `${s.writer} did not stop within 20 s`, ms: 20_000 })
   for (const p of pollers) await p.stop()
@@ -156,7 +172,18 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   const steps = history.filter((e) => e.k === 'stat' && e.name === 'clock.offset').length
   if (steps > 0) operations['clock steps seen by workers'] = steps
   const result = check(history, checkConfig)
-  return { runId, dir, result, checkConfig, operations, firstViolationAfter: secondsToFirstViolation(history, result) }
+  const phases = { faultSeconds: (faultsUntil - started) / 1000, drainSeconds: (Date.now() - drainStarted) / 1000, events: history.length }
+  return { runId, dir, result, checkConfig, operations, phases, firstViolationAfter: secondsToFirstViolation(history, result) }
+}
+
+const PROGRESS_EVERY_MS = 60_000
+
+/** A line a minute during the faults: a long run shows it is alive and how much it has recorded. */
+function progressLine(dir: string, fleet: Fleet, injected: Map<string, number>, elapsed: number, seconds: number): string {
+  const bytes = readdirSync(dir).filter((n) => n.endsWith('.jsonl')).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0)
+  const faults = [...injected].sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
+  const respawns = fleet.slots.reduce((n, s) => n + s.incarnation, 0)
+  return `${elapsed.toFixed(0)}/${seconds} s: faults ${faults}; ${fleet.live().length}/${fleet.slots.length} workers up, ${respawns} respawns; history ${(bytes / 2 ** 20).toFixed(1)} MiB`
 }
 
 /** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */

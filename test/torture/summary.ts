@@ -12,10 +12,27 @@ export function secondsToFirstViolation(events: HistoryEvent[], { violations }: 
   return ready === undefined || times.length === 0 ? undefined : Math.max(0, (Math.min(...times) - ready) / 1000)
 }
 
+export interface RunPhases {
+  faultSeconds: number
+  drainSeconds: number
+  /** events in the history */
+  events: number
+}
+
 export function summarize(
-  seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult, firstAfter?: number,
+  seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult, phases: RunPhases, firstAfter?: number,
 ): string {
-  const lines = [`torture summary (${transport}, seed ${seed})`, 'operations']
+  const rate = (n: number) => `${(n / Math.max(1, phases.faultSeconds + phases.drainSeconds)).toFixed(1)}/s`
+  const lines = [
+    `torture summary (${transport}, seed ${seed})`,
+    'run',
+    row('faults phase (s)', phases.faultSeconds.toFixed(0)),
+    row('drain (s)', phases.drainSeconds.toFixed(0)),
+    row('history events', phases.events),
+    row('acknowledged per second', rate(counts.acked)),
+    row('deliveries per second', rate(counts.deliveries)),
+    'operations',
+  ]
   for (const [k, n] of Object.entries(operations).sort()) lines.push(row(k, n))
   lines.push('faults injected')
   const faults = Object.entries(counts.faults)
