@@ -209,12 +209,14 @@ function planSlots(
   // g1 has two thirds of the consumers (so a stalled member has successors), with different subscriptions: every
   // topic, a and b, or b only (a partition must still be consumed whoever subscribes it); g2's subscribe a and b
   const g1Subscriptions = [[a, b, ...(cap ? [cap] : [])], [a, b], [b]]
+  // distinct handlers as far as there are consumers (independent picks left the CI seed without any eachBatch)
+  const handlers = rng.shuffle(opts.handlers)
   for (let i = 0, g1 = 0; i < nConsumers; i++) {
     const inG2 = i % 3 === 1
     const subscribe = inG2 ? [a, b] : g1Subscriptions[g1++ % g1Subscriptions.length]
     slots.push({
       role: 'consumer', id: `c${i}`, group: name(inG2 ? 'g2' : 'g1'), subscribe,
-      handler: rng.pick(opts.handlers), ops: opts.consumerOps, concurrency: rng.int(1, 3),
+      handler: handlers[i % handlers.length], ops: opts.consumerOps, concurrency: rng.int(1, 3),
     })
   }
   // two dead-letter members, so a stalled or killed one has a successor; no seeks: a replay dead-letters again

@@ -6,6 +6,8 @@ export interface Rng {
   /** integer in [min, max] */
   int(min: number, max: number): number
   pick<T>(items: readonly T[]): T
+  /** a copy in random order */
+  shuffle<T>(items: readonly T[]): T[]
   chance(p: number): boolean
   /** a child generator with its own stream, so adding draws in one place does not shift the others */
   fork(label: string): Rng
@@ -27,6 +29,14 @@ export function createRng(seed: number): Rng {
     int: (min, max) => min + Math.floor(next() * (max - min + 1)),
     pick: (items) => items[Math.floor(next() * items.length)],
     chance: (p) => next() < p,
+    shuffle: (items) => {
+      const out = [...items]
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = Math.floor(next() * (i + 1))
+        ;[out[i], out[j]] = [out[j], out[i]]
+      }
+      return out
+    },
     fork: (label) => createRng(hashString(`${seed}:${label}`)),
   }
   return rng
