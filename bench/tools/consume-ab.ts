@@ -3,10 +3,9 @@
 // first. Prints every drain and the median ratio of each tree to the first. PostgreSQL from DATABASE_URL.
 //   npx tsx bench/tools/consume-ab.ts [--rounds 4] [--messages 200000] [--mode eachBatch] <tree> <tree> ...
 // A tree is a checkout with node_modules (a symlink to this one's is enough); this checkout fills the topic.
-// Besides msg/s (wall clock: noisy on a shared machine) it prints the member's CPU per message and, with
-// PG_POSTMASTER_PID set to a private server's postmaster (nothing else using it), the server's CPU per message.
+// Besides msg/s (wall clock: noisy on a shared machine) it prints the member's CPU per message. For the server's
+// side, time the statements themselves with bench/tools/statement-ab.cjs.
 import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
@@ -14,6 +13,7 @@ import { prefill } from '../lib/produce.js'
 import { createTopic, highWatermarks, type Target } from '../lib/target.js'
 import { runMembers } from '../lib/workers.js'
 import type { WorkerConfig } from '../worker.js'
+import { median, medianRatio } from './abStats.js'
 
 const argv = process.argv.slice(2)
 const flag = (name: string, dflt: string): string => {
@@ -29,23 +29,6 @@ const trees = argv.map((t) => path.resolve(t))
 const url = process.env.DATABASE_URL
 if (!url || trees.length === 0) throw new Error('usage: DATABASE_URL=... tsx bench/tools/consume-ab.ts [--rounds n] [--messages n] [--mode m] <tree>...')
 
-/** CPU ms of a server: the postmaster with its reaped children, plus its live children. */
-function serverCpuMs(postmaster: number): number {
-  const stat = (pid: number | string) => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  const ticks = (f: string[], from: number, n: number) => f.slice(from, from + n).reduce((a, b) => a + Number(b), 0)
-  let total = ticks(stat(postmaster), 11, 4)
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const f = stat(pid)
-      if (Number(f[1]) === postmaster) total += ticks(f, 11, 2)
-    } catch {
-      // exited meanwhile: its time is in the postmaster's children's time now
-    }
-  }
-  return total * 10 // USER_HZ = 100
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 async function main(): Promise<void> {
   const runId = randomBytes(3).toString('hex')
@@ -54,24 +37,19 @@ async function main(): Promise<void> {
   await createTopic(target, topic, 1)
   await prefill(target, topic, total)
   const ends = await highWatermarks(target, topic)
-  const postmaster = Number(process.env.PG_POSTMASTER_PID ?? 0)
   const rates: number[][] = trees.map(() => [])
   const clientUs: number[][] = trees.map(() => [])
-  const serverUs: number[][] = trees.map(() => [])
   try {
     for (let r = 0; r < rounds; r++) {
       const order = trees.map((_, i) => (i + r) % trees.length)
       for (const i of order) {
         const config: WorkerConfig = { target, topic, groupId: `ab-${runId}-${r}-${i}`, mode, latency: false, gated: true, maxWaitTimeInMs: 100 }
-        const server0 = postmaster ? serverCpuMs(postmaster) : 0
         const [g] = await runMembers([config], topic, 1, ends, { worker: path.join(trees[i]!, 'bench', 'worker.ts') })
         const m = g!.members[0]!
         rates[i]!.push(g!.perSecond)
         clientUs[i]!.push((m.cpuMs * 1000) / m.cpuMessages)
-        serverUs[i]!.push(postmaster ? ((serverCpuMs(postmaster) - server0) * 1000) / total : 0)
         console.log(
-          `round ${r + 1} ${trees[i]}: ${Math.round(g!.perSecond)} msg/s, member CPU ${clientUs[i]!.at(-1)!.toFixed(2)} µs/msg, ` +
-            `server CPU ${serverUs[i]!.at(-1)!.toFixed(2)} µs/msg (load ${os.loadavg()[0]!.toFixed(1)})`,
+          `round ${r + 1} ${trees[i]}: ${Math.round(g!.perSecond)} msg/s, member CPU ${clientUs[i]!.at(-1)!.toFixed(2)} µs/msg (load ${os.loadavg()[0]!.toFixed(1)})`,
         )
       }
     }
@@ -80,11 +58,9 @@ async function main(): Promise<void> {
     await pool.query(`DROP SCHEMA IF EXISTS "${target.schema}" CASCADE`)
     await pool.end()
   }
-  const ratio = (xs: number[][], i: number) => median(xs[i]!.map((x, r) => x / xs[0]![r]!)).toFixed(2)
   for (let i = 0; i < trees.length; i++) {
     console.log(
-      `${trees[i]}: median ${Math.round(median(rates[i]!))} msg/s (x${ratio(rates, i)}), member CPU ${median(clientUs[i]!).toFixed(2)} µs/msg ` +
-        `(x${ratio(clientUs, i)}), server CPU ${median(serverUs[i]!).toFixed(2)} µs/msg (x${ratio(serverUs, i)}); ratios are per-round medians against the first tree`,
+      `${trees[i]}: median ${Math.round(median(rates[i]!))} msg/s (x${medianRatio(rates, i)}), member CPU ${median(clientUs[i]!).toFixed(2)} µs/msg (x${medianRatio(clientUs, i)}); ratios are per-round medians against the first tree`,
     )
   }
 }

@@ -169,21 +169,27 @@ async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBat
 }
 
 function groupByPartition(batches: TopicBatch[], topics: Map<string, TopicRow>, opts: SendOptions): PartitionBatch[] {
-  const byKey = new Map<string, PartitionBatch>()
+  // per topic id, its partitions' batches: one map lookup per message, no key string built per message
+  const byTopic = new Map<string, Map<number, PartitionBatch>>()
   const codec = new PayloadEncoder(opts.compression)
   for (const batch of batches) {
     const topic = topics.get(batch.topic)!
     const partitionMetadata = buildPartitionMetadata(topic.partitionCount)
+    let byPartition = byTopic.get(topic.id)
+    if (!byPartition) byTopic.set(topic.id, (byPartition = new Map()))
     batch.messages.forEach((m, i) => {
       const partition = choosePartition(topic, m, batch.originals[i], partitionMetadata, opts.partitioner)
-      const key = `${topic.id.padStart(20, '0')}:${String(partition).padStart(5, '0')}`
-      let group = byKey.get(key)
-      if (!group) byKey.set(key, (group = { topic, partition, rows: [] }))
+      let group = byPartition.get(partition)
+      if (!group) byPartition.set(partition, (group = { topic, partition, rows: [] }))
       group.rows.push(toStoredMessage(m, codec))
     })
   }
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, g]) => g)
+  return [...byTopic.values()].flatMap((m) => [...m.values()]).sort(byTopicThenPartition)
 }
+
+/** Topic ids are decimal text without leading zeros: a shorter one is a smaller number. */
+const byTopicThenPartition = (a: PartitionBatch, b: PartitionBatch): number =>
+  a.topic.id.length - b.topic.id.length || (a.topic.id < b.topic.id ? -1 : a.topic.id > b.topic.id ? 1 : a.partition - b.partition)
 
 function choosePartition(
   topic: TopicRow,

@@ -1,6 +1,7 @@
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { quoteIdent } from '../db/identifiers.js'
+import { byteaArray, integerArray, textArray } from './arrayLiterals.js'
 import { statements } from './statement.js'
 
 /** One message as stored: DataHub's columns plus the Kafka fields of V002. */
@@ -110,16 +111,16 @@ export async function enqueuePartition(
     topicId,
     partition,
     n,
-    routingKeys,
-    keys,
-    flags,
-    priorities,
+    textArray(routingKeys),
+    byteaArray(keys),
+    integerArray(flags),
+    integerArray(priorities),
     n === 1 ? payloads[0] : Buffer.concat(payloads, offset - 1),
-    starts,
-    lengths,
-    codecs,
-    headers,
-    timestamps,
+    integerArray(starts),
+    integerArray(lengths),
+    integerArray(codecs),
+    textArray(headers),
+    integerArray(timestamps),
     t.notifyChannel,
     ...(idempotence ? [idempotence.producerId, idempotence.lastSequence] : []),
   ])
