@@ -120,8 +120,9 @@ export class FetchManager {
   ): Promise<void> {
     const queue = [...work]
     const unfinished = new Set(work)
+    let failed = false
     const worker = async () => {
-      for (let w = queue.shift(); w && running(); w = queue.shift()) {
+      for (let w = queue.shift(); w && running() && !failed; w = queue.shift()) {
         const { state } = w
         const positions = [...state.positions]
         let done = 0
@@ -136,11 +137,13 @@ export class FetchManager {
         unfinished.delete(w)
       }
     }
-    try {
-      await Promise.all(Array.from({ length: Math.min(concurrency, work.length) }, worker))
-    } finally {
-      for (const w of unfinished) w.state.rewind()
-    }
+    // every worker finishes its batch before a failure is thrown: nothing may rebalance under a running handler
+    const settled = await Promise.allSettled(
+      Array.from({ length: Math.min(concurrency, work.length) }, () => worker().catch((e) => ((failed = true), Promise.reject(e)))),
+    )
+    for (const w of unfinished) w.state.rewind()
+    const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failure) throw failure.reason
   }
 
   private batchesPerRound(partitions: number): number {

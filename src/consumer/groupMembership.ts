@@ -163,7 +163,7 @@ export class GroupMembership implements LocalGroupMember {
     })
   }
 
-  /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never rebalance. */
+  /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never take a new generation. */
   heartbeatIfDue(): Promise<void> {
     // concurrent callers share the one in flight, as KafkaJS's heartbeat does
     this.sharedBeat ??= this.serialized(async () => {
@@ -241,7 +241,9 @@ export class GroupMembership implements LocalGroupMember {
       await announceMembershipChange(db.pool, ctx.tables, groupId)
     }
     let generation = await readGeneration(db.pool, ctx.tables, groupId)
-    if (mayRebalance && members[0].memberId === this.memberId) generation = await this.lead(members, generation)
+    // the leader writes the next generation even from inside a batch (a member joined): its own round then stops
+    // handing out and it takes the generation at the next sync, as a KafkaJS leader's heartbeat starts the rebalance
+    if (members[0].memberId === this.memberId) generation = await this.lead(members, generation)
     const mine = generation?.assignment[this.memberId]
     // not in the current generation yet (the leader has not seen this member): nothing to take or renew
     this.waitingForLeader = mine === undefined

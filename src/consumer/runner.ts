@@ -2,6 +2,7 @@ import type { EachBatchHandler, EachMessageHandler, Logger, RetryOptions } from 
 import type { PgQueueContext } from '../client/context.js'
 import { bandIndexOf } from '../config/priorityBands.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { isRebalancing, protocolError } from '../kafkajs/protocolErrors.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { createRetrier, isRetriableHandlerError } from '../kafkajs/retry.js'
 import type { BatchObserver } from '../ops/hooks.js'
@@ -129,7 +130,14 @@ export class Runner {
         if (!this.notified) await this.idle()
         continue
       }
-      await this.processAll(batches)
+      try {
+        await this.processAll(batches)
+      } catch (e) {
+        if (!isRebalancing(e)) throw e
+        // what was resolved is committed (process() did that); the next sync takes the new generation
+        this.o.logger.warn('The group is rebalancing, re-joining', { groupId: this.o.groupId, memberId: this.o.membership.memberId, error: (e as Error).message })
+        this.o.membership.markChanged()
+      }
     }
   }
 
@@ -214,6 +222,12 @@ export class Runner {
       }
     }
     const heartbeat = () => membership.heartbeatIfDue()
+    // as KafkaJS's: a heartbeat that finds the group rebalancing commits what was resolved and throws
+    // REBALANCE_IN_PROGRESS out of the handler; the runner takes the new generation instead of crashing
+    const payloadHeartbeat = async () => {
+      await heartbeat()
+      if (membership.rebalancing) throw protocolError('REBALANCE_IN_PROGRESS')
+    }
     const stale = () => state.pendingSeek !== undefined || state.revoked || membership.rebalancing || !membership.leaseLive(state)
     const { autoCommit, autoCommitInterval, autoCommitThreshold } = this.o
     const commitsByPolicy = autoCommit && (autoCommitInterval !== null || autoCommitThreshold !== null)
@@ -224,7 +238,7 @@ export class Runner {
           if (!this.running || stale()) break
           const d = delivered[i]
           state.handOut(d.seq, d.priority)
-          await eachMessage({ topic: state.topic, partition: state.partition, message: d.message, heartbeat, pause })
+          await eachMessage({ topic: state.topic, partition: state.partition, message: d.message, heartbeat: payloadHeartbeat, pause })
           state.resolve(d.seq, d.priority)
           resolvedUpTo = i
           // the cheap checks first: most messages need neither a heartbeat nor a commit
@@ -237,7 +251,7 @@ export class Runner {
         await eachBatch({
           batch,
           resolveOffset,
-          heartbeat,
+          heartbeat: payloadHeartbeat,
           pause,
           commitOffsetsIfNecessary: async (offsets) => {
             if (offsets) await this.o.offsets.commitExplicit(offsets.topics)

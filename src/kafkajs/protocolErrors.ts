@@ -33,3 +33,9 @@ export function protocolError(type: ProtocolErrorType, detail?: string): Instanc
 export function protocolErrorInfo(type: ProtocolErrorType): { code: number; message: string } {
   return { code: PROTOCOL_ERRORS[type].code, message: PROTOCOL_ERRORS[type].message }
 }
+
+/** KafkaJS's isRebalancing: the member must rejoin the group (its consumer does, without crashing). */
+export function isRebalancing(e: unknown): boolean {
+  const type = (e as { type?: unknown } | null)?.type
+  return type === 'REBALANCE_IN_PROGRESS' || type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'ILLEGAL_GENERATION'
+}
