@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { Logger } from 'kafkajs'
+import { MAX_PRIORITY } from '../config/priorityBands.js'
 import type { PgQueueConfig } from '../config/types.js'
 import { resolvePoolConfig } from '../db/connection.js'
 import { Database } from '../db/database.js'
@@ -16,12 +17,13 @@ import { Wakeups } from './wakeups.js'
 
 const PARTITION_CHECK_INTERVAL_MS = 3_600_000
 
-/** Migration tokens that come from configuration. */
+/** Migration tokens: configuration, and the priorities a per-priority scan covers (one index probe each). */
 export function migrationTokens(config: PgQueueConfig): Record<string, string> {
   return {
     __BATCH_DELETE_LIMIT__: String(config.maintenance.batchDeleteLimit),
     __PARTITION_INTERVAL__: config.partitioning.interval,
     __PARTITION_PREMAKE__: String(config.partitioning.premake),
+    __MAX_PRIORITY__: String(MAX_PRIORITY),
   }
 }
 

@@ -1,6 +1,7 @@
 // One maintenance run (docs/retention.md): premake partitions, seed the sequence ledger, drop expired partitions,
 // age / row-cap / byte-cap / aggressive retention in bounded batches, sweep orphaned leases, move stranded offsets,
-// expire silent registrations and members, VACUUM. Every step is its own short transaction(s) on one dedicated
+// expire silent registrations and members, VACUUM. The steps and their order are the database's
+// maintenance_steps() (R__maintenance_5_drivers.sql), the list the pg_cron procedure runs too. Every step is its own short transaction(s) on one dedicated
 // connection, which holds a session advisory lock so only one runner works on a schema + prefix at a time.
 import type { Logger } from 'kafkajs'
 import type pg from 'pg'
@@ -159,24 +160,27 @@ class MaintenanceRun {
     }
   }
 
+  /** How this runner does each step of maintenance_steps() (the database's list decides which run, in what order). */
+  private readonly steps: Record<string, () => Promise<void>> = {
+    'premake partitions': () => this.premake(),
+    'seed sequence ledger': () => this.seedLedger(),
+    'drop expired partitions': () => this.dropPartitions(),
+    'age retention': () => this.rowPolicy('age retention', 'age', (x) => x.retentionMaxAgeSeconds > 0),
+    'row cap': () => this.rowPolicy('row cap', 'rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n),
+    'byte cap': () => this.rowPolicy('byte cap', 'byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n),
+    'aggressive retention': () => this.aggressive(),
+    'sweep orphaned leases': () => this.sweepLeases(),
+    'advance stranded offsets': () => this.advanceOffsets(),
+    'expire registrations': () => this.expire(),
+    vacuum: () => this.vacuum(),
+  }
+
   async execute(): Promise<CompletedMaintenance> {
-    const steps: Array<[string, () => Promise<void>]> = [
-      ['premake partitions', () => this.premake()],
-      // before anything is deleted: a ledger seeded after a purge would restart at 1
-      ['seed sequence ledger', () => this.seedLedger()],
-      ['drop expired partitions', () => this.dropPartitions()],
-      ['age retention', () => this.rowPolicy('age retention', 'age', (x) => x.retentionMaxAgeSeconds > 0)],
-      ['row cap', () => this.rowPolicy('row cap', 'rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n)],
-      ['byte cap', () => this.rowPolicy('byte cap', 'byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n)],
-      ['aggressive retention', () => this.aggressive()],
-      ['sweep orphaned leases', () => this.sweepLeases()],
-      ['advance stranded offsets', () => this.advanceOffsets()],
-      ['expire registrations', () => this.expire()],
-      ['vacuum', () => this.vacuum()],
-    ]
-    for (const [name, step] of steps) {
+    for (const name of await housekeeping.maintenanceSteps(this.db, this.t)) {
       if (this.stopRequested()) break
+      const step = this.steps[name]
       try {
+        if (!step) throw new Error('this version of the library does not know the step (migrated by a newer one?)')
         await step()
       } catch (err) {
         this.fail(name, undefined, err)

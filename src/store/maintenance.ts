@@ -12,6 +12,7 @@ const sql = statements('maintenance', (t) => {
     // Session-level: held across the run's many short transactions, on the connection that runs them.
     tryLock: `SELECT pg_try_advisory_lock(${fn('lock_key')}()) AS locked`,
     unlock: `SELECT pg_advisory_unlock(${fn('lock_key')}()) AS unlocked`,
+    steps: `SELECT ${fn('steps')}() AS steps`,
     seedLedger: `SELECT ${fn('seed_ledger')}()::int AS seeded`,
     sweepLeases: `SELECT last_id::text AS "lastId", deleted::int AS deleted FROM ${fn('sweep_leases')}($1, $2)`,
     advanceOffsets: `SELECT ${fn('advance_offsets')}()::int AS advanced`,
@@ -38,6 +39,11 @@ export async function tryMaintenanceLock(db: Queryable, t: Tables): Promise<bool
 
 export async function releaseMaintenanceLock(db: Queryable, t: Tables): Promise<boolean> {
   return (await run<{ unlocked: boolean }>(db, sql(t).unlock)).rows[0].unlocked
+}
+
+/** The steps of a run, in order, as R__maintenance_5_drivers.sql declares them for every runner. */
+export async function maintenanceSteps(db: Queryable, t: Tables): Promise<string[]> {
+  return (await run<{ steps: string[] }>(db, sql(t).steps)).rows[0].steps
 }
 
 /** Ledger rows for partitions without one, seeded past their stored rows; returns how many were added. */

@@ -1,11 +1,11 @@
-// Retention policies: each call is one bounded step of a plpgsql/SQL function from R__maintenance_functions.sql,
-// run in the caller's (autocommit) transaction. The rules themselves live in that script, next to the schema.
+// Retention policies: each call is one bounded step of a plpgsql/SQL function from migrations/R__maintenance_*.sql,
+// run in the caller's (autocommit) transaction. The rules themselves live in those scripts, next to the schema.
 import { run, type Queryable } from '../db/database.js'
 import { quoteIdent } from '../db/identifiers.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
 
-/** A function of R__maintenance_functions.sql, schema-qualified. */
+/** A function of migrations/R__maintenance_*.sql, schema-qualified. */
 export function maintenanceFunction(t: Tables, name: string): string {
   return `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_${name}`)}`
 }

@@ -45,7 +45,7 @@ export interface MaintenanceFixture extends TestKafka {
   sql<R extends Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>
   /** a completed run (fails the test when skipped or with step errors) */
   run(opts?: MaintenanceOptions, maintenance?: Partial<MaintenanceConfig>): Promise<CompletedMaintenance>
-  /** schema-qualified function of R__maintenance_functions.sql / R__partition_functions.sql */
+  /** schema-qualified function of migrations/R__maintenance_*.sql / R__partition_functions.sql */
   fn(name: string): string
 }
 
