@@ -23,8 +23,9 @@ interface Browsed {
   messages: Array<{ offset: string; timestamp: string; priority: number; size: number; key: Shown; value: Shown; headers: Record<string, Shown> }>
 }
 
-const Value = ({ v, label }: { v: Shown; label: string }) => (
+const Value = ({ v, label, name }: { v: Shown; label: string; name: string }) => (
   <div class="value">
+    <span class="field">{name}</span>
     <span class="badge">{v.format === 'avro' ? `avro #${v.schemaId}` : v.format}</span>
     {v.format === 'null' ? (
       <em>null</em>
@@ -95,8 +96,8 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
                 <div class="meta">
                   <strong>offset {num(m.offset)}</strong> · {time(m.timestamp)} · priority {m.priority} · {m.size} B
                 </div>
-                <Value v={m.key} label={`key at offset ${m.offset}`} />
-                <Value v={m.value} label={`value at offset ${m.offset}`} />
+                <Value name="key" v={m.key} label={`key at offset ${m.offset}`} />
+                <Value name="value" v={m.value} label={`value at offset ${m.offset}`} />
                 {Object.keys(m.headers).length > 0 && (
                   <dl class="headers">
                     {Object.entries(m.headers).map(([k, v]) => (

@@ -85,6 +85,7 @@ export function LagChart({ samples, windowMs }: { samples: Sample[]; windowMs: n
         aria-label={`Total lag, last ${windowMs / 60000} minutes, now ${samples.at(-1)?.value ?? 0}`}
       >
         <polyline points={points} fill="none" stroke="currentColor" stroke-width="2" vector-effect="non-scaling-stroke" />
+        {samples.length === 1 && <circle cx={w - 3} cy={points.split(',')[1]} r="3" fill="currentColor" />}
       </svg>
       <figcaption>
         Total lag, last {windowMs / 60000} minutes (max {max.toLocaleString('en-US')}, sampled while this page is open)
