@@ -33,6 +33,14 @@ export interface ApiRequest {
   canAct: () => Promise<boolean>
 }
 
+/** GET /session: where the console looks and whether this session may act */
+export interface ConsoleSession {
+  transport: 'pgqueue'
+  schema: string
+  tablePrefix: string
+  canAct: boolean
+}
+
 type Handler = (d: ConsoleDeps, req: ApiRequest) => Promise<unknown>
 
 const required = <T>(value: T | undefined, name: string): T => (value === undefined ? badRequest(`${name} is required`) : value)
@@ -50,7 +58,12 @@ const timestampOf = (value: unknown, name: string) => {
 }
 
 const GET: Record<string, Handler> = {
-  '/session': async (d, req) => ({ transport: 'pgqueue', schema: d.ctx.tables.schema, tablePrefix: d.ctx.tables.prefix, canAct: await req.canAct() }),
+  '/session': async (d, req): Promise<ConsoleSession> => ({
+    transport: 'pgqueue',
+    schema: d.ctx.tables.schema,
+    tablePrefix: d.ctx.tables.prefix,
+    canAct: await req.canAct(),
+  }),
   '/topics': async (d) => ({ topics: await topicSummaries(d.ctx) }),
   '/topic': async (d, req) => topicDetail(d.ctx, topicParam(req)),
   '/groups': async (d) => ({ groups: await groupSummaries(d.ctx, d.admin) }),

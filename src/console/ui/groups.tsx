@@ -5,46 +5,9 @@ import { get, post } from './api.js'
 import { ago, num } from './format.js'
 import { usePoll } from './poll.js'
 import { href } from './route.js'
+import type { PlannedReset } from '../actions.js'
+import type { GroupDetail, GroupSummary } from '../groups.js'
 import { Confirm, LagChart, Loading, Problem, Table, type Sample } from './widgets.js'
-
-interface GroupSummary {
-  group: string
-  state: string
-  members: number
-  totalLag: string
-  stuckAhead: number
-  topics: string[]
-}
-interface PartitionLag {
-  partition: number
-  offset: string
-  high: string
-  lag: string
-  aheadBy: string
-  metadata?: string
-}
-interface TopicLag {
-  topic: string
-  totalLag: string
-  stuckAhead: number
-  partitions?: PartitionLag[]
-}
-interface GroupDetail {
-  group: string
-  state: string
-  protocol: string
-  generation: number | null
-  leaderId: string | null
-  members: Array<{
-    memberId: string
-    clientId: string
-    clientHost: string
-    lastHeartbeatMs: number
-    joinedAtMs: number
-    assignment: Record<string, number[]>
-  }>
-  lag: TopicLag[]
-}
 
 const WINDOW_MS = 5 * 60_000
 /** lag samples per group, kept while the page is open (across navigation) */
@@ -171,19 +134,11 @@ export function GroupPage({ id, canAct }: { id: string; canAct: boolean }) {
   )
 }
 
-interface Planned {
-  partition: number
-  current: string | null
-  target: string
-  low: string
-  high: string
-}
-
 function ResetForm({ group, topics, onDone }: { group: string; topics: string[]; onDone: () => void }) {
   const [topic, setTopic] = useState(topics[0] ?? '')
   const [to, setTo] = useState('earliest')
   const [value, setValue] = useState('')
-  const [plan, setPlan] = useState<Planned[]>()
+  const [plan, setPlan] = useState<PlannedReset[]>()
   const [confirming, setConfirming] = useState(false)
   const [status, setStatus] = useState<string>()
   const [error, setError] = useState<Error>()
@@ -199,7 +154,7 @@ function ResetForm({ group, topics, onDone }: { group: string; topics: string[];
     setError(undefined)
     setStatus(undefined)
     try {
-      const r = await post<{ partitions: Planned[] }>('/reset-offsets', body(dryRun))
+      const r = await post<{ partitions: PlannedReset[] }>('/reset-offsets', body(dryRun))
       setPlan(r.partitions)
       if (!dryRun) {
         setStatus(`Offsets of ${group} on ${topic} reset.`)

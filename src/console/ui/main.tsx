@@ -9,13 +9,7 @@ import { SchemaPage, SchemasPage } from './schemas.js'
 import { href, useRoute, type Route } from './route.js'
 import { TopicPage, TopicsPage } from './topics.js'
 import { Confirm, Loading, Problem } from './widgets.js'
-
-interface Session {
-  transport: string
-  schema: string
-  tablePrefix: string
-  canAct: boolean
-}
+import type { ConsoleSession } from '../api.js'
 
 function SignIn({ onSignedIn, failed }: { onSignedIn: () => void; failed: boolean }) {
   const [value, setValue] = useState('')
@@ -81,7 +75,7 @@ const NAV = [
 
 const section = (page: string) => ({ topic: 'topics', group: 'groups', schema: 'schemas' })[page] ?? page
 
-function Page({ route, session }: { route: Route; session: Session }) {
+function Page({ route, session }: { route: Route; session: ConsoleSession }) {
   const p = route.params
   switch (route.page) {
     case 'topics':
@@ -105,12 +99,12 @@ function Page({ route, session }: { route: Route; session: Session }) {
 
 function App() {
   const route = useRoute()
-  const [session, setSession] = useState<Session>()
+  const [session, setSession] = useState<ConsoleSession>()
   const [problem, setProblem] = useState<ApiError | undefined>(wantsToken && token.get() === null ? new ApiError(401, 'Sign in') : undefined)
   const [attempt, setAttempt] = useState(0)
   useEffect(() => {
     if (wantsToken && token.get() === null) return
-    get<Session>('/session').then(
+    get<ConsoleSession>('/session').then(
       (s) => (setSession(s), setProblem(undefined)),
       (err: ApiError) => setProblem(err),
     )

@@ -6,24 +6,9 @@ import { num, time } from './format.js'
 import { usePoll } from './poll.js'
 import { href } from './route.js'
 import { Loading, Problem } from './widgets.js'
+import type { BrowseResult, ShownValue } from '../messages.js'
 
-interface Shown {
-  format: string
-  text: string
-  schemaId?: number
-  truncated?: boolean
-}
-interface Browsed {
-  topic: string
-  partition: number
-  low: string
-  high: string
-  from: string
-  next: string | null
-  messages: Array<{ offset: string; timestamp: string; priority: number; size: number; key: Shown; value: Shown; headers: Record<string, Shown> }>
-}
-
-const Value = ({ v, label, name }: { v: Shown; label: string; name: string }) => (
+const Value = ({ v, label, name }: { v: ShownValue; label: string; name: string }) => (
   <div class="value">
     <span class="field">{name}</span>
     <span class="badge">{v.format === 'avro' ? `avro #${v.schemaId}` : v.format}</span>
@@ -47,7 +32,7 @@ export function MessagesPage({ params }: { params: URLSearchParams }) {
   const [form, setForm] = useState({ topic, partition, offset, timestamp, key })
   // no live refresh here: a page of messages does not change, and the reader may be reading it
   const { data, error } = usePoll(
-    () => (topic ? get<Browsed>('/messages', { topic, partition, offset, timestamp, key }) : Promise.resolve(undefined)),
+    () => (topic ? get<BrowseResult>('/messages', { topic, partition, offset, timestamp, key }) : Promise.resolve(undefined)),
     [topic, partition, offset, timestamp, key],
     0,
   )

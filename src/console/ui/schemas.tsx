@@ -5,19 +5,7 @@ import { lineDiff } from './diff.js'
 import { usePoll } from './poll.js'
 import { href } from './route.js'
 import { Loading, Problem, Table } from './widgets.js'
-
-interface SubjectSummary {
-  subject: string
-  versions: number[]
-  latestId: number
-  schemaType: string
-  compatibility: string
-}
-interface SubjectDetail {
-  subject: string
-  compatibility: string
-  versions: Array<{ version: number; id: number; schemaType: string; schema: string; deleted: boolean }>
-}
+import type { SubjectDetail, SubjectSummary } from '../schemas.js'
 
 export function SchemasPage() {
   const { data, error } = usePoll(() => get<{ subjects: SubjectSummary[] }>('/subjects'), [], 10_000)
@@ -48,6 +36,21 @@ export function SchemasPage() {
   )
 }
 
+function VersionSelect(props: { label: string; versions: SubjectDetail['versions']; value: number; onChange: (e: Event) => void }) {
+  return (
+    <label>
+      {props.label}
+      <select aria-label={props.label} value={String(props.value)} onChange={props.onChange}>
+        {props.versions.map((v) => (
+          <option value={String(v.version)}>
+            {v.version} (id {v.id})
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+}
+
 export function SchemaPage({ subject }: { subject: string }) {
   const { data, error } = usePoll(() => get<SubjectDetail>('/subject', { subject }), [subject], 10_000)
   const [pair, setPair] = useState<{ from?: number; to?: number }>({})
@@ -69,26 +72,8 @@ export function SchemaPage({ subject }: { subject: string }) {
             compatibility {data.compatibility} · versions {versions.map((v) => (v.deleted ? `${v.version} (deleted)` : v.version)).join(', ')}
           </p>
           <div class="card row">
-            <label>
-              Compare version
-              <select aria-label="Compare version" value={String(from.version)} onChange={pick('from')}>
-                {versions.map((v) => (
-                  <option value={String(v.version)}>
-                    {v.version} (id {v.id})
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              with
-              <select aria-label="with version" value={String(to.version)} onChange={pick('to')}>
-                {versions.map((v) => (
-                  <option value={String(v.version)}>
-                    {v.version} (id {v.id})
-                  </option>
-                ))}
-              </select>
-            </label>
+            <VersionSelect label="Compare version" versions={versions} value={from.version} onChange={pick('from')} />
+            <VersionSelect label="with version" versions={versions} value={to.version} onChange={pick('to')} />
           </div>
           <pre class="diff" aria-label={`Diff of versions ${from.version} and ${to.version}`}>
             {lineDiff(from.schema, to.schema).map((l) => (

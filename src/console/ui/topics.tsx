@@ -6,25 +6,7 @@ import { bytes, duration, num } from './format.js'
 import { usePoll } from './poll.js'
 import { href } from './route.js'
 import { Loading, Problem, Table } from './widgets.js'
-
-interface Retention {
-  maxAgeMs: string
-  maxBytes: string
-  maxRows: string
-  aggressive: boolean
-}
-interface TopicSummary {
-  name: string
-  partitions: number
-  messages: string
-  high: string
-  retention: Retention
-}
-interface TopicDetail extends TopicSummary {
-  bytes: string
-  partitionDetails: Array<{ partition: number; low: string; high: string; messages: string; bytes: string }>
-  config: Array<{ name: string; value: string; explicit: boolean }>
-}
+import type { Retention, TopicDetail, TopicSummary } from '../topics.js'
 
 /** messages per second per topic, from the last two samples of its high watermark */
 function useRates(topics: TopicSummary[] | undefined): Map<string, number> {
