@@ -29,6 +29,10 @@ export const FLAG_FROM_LEDGER = 4
 // Payloads arrive as ONE bytea (sent in binary) plus each row's 1-based start and length, cut out with substring: a
 // bytea[] parameter would be sent as hex text, doubling the bytes and costing a hex encode on the client and a decode
 // per element here.
+/** The columns both message writes fill (here and enqueueDeferred.ts), in the order of their SELECT lists. */
+export const MESSAGE_INSERT_COLUMNS =
+  'topic_id, partition_id, routing_key, enqueue_seq, priority, payload, payload_compression, headers, kafka_flags, message_key, message_timestamp'
+
 const sql = statements('enqueue', (t) => {
   const allocate = `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_allocate_seq`)}`
   // One round trip per (send, partition): allocate_seq takes DataHub's advisory lock for the partition (held until
@@ -39,8 +43,7 @@ const sql = statements('enqueue', (t) => {
     WITH seq AS (
       SELECT a.first_seq, a.duplicate, a.low_seq FROM ${allocate}(${args}) a
     ), ins AS (
-      INSERT INTO ${t.message} (topic_id, partition_id, routing_key, enqueue_seq, priority, payload,
-                                payload_compression, headers, kafka_flags, message_key, message_timestamp)
+      INSERT INTO ${t.message} (${MESSAGE_INSERT_COLUMNS})
       SELECT $1, $2, r.routing_key, seq.first_seq + r.ord - 1, r.priority, substring($8::bytea FROM r.off FOR r.len),
              r.compression, r.headers::jsonb, r.flags | ${FLAG_FROM_LEDGER}, r.message_key, r.ts
       FROM seq, unnest($4::text[], $5::bytea[], $6::int2[], $7::int2[], $9::int4[], $10::int4[], $11::int2[], $12::text[], $13::int8[])

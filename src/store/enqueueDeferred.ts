@@ -1,6 +1,6 @@
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import { FLAG_FROM_LEDGER, type StoredMessage } from './enqueue.js'
+import { FLAG_FROM_LEDGER, MESSAGE_INSERT_COLUMNS, type StoredMessage } from './enqueue.js'
 import { quoteIdent } from '../db/identifiers.js'
 import { statements } from './statement.js'
 
@@ -14,8 +14,7 @@ const sql = statements('enqueueDeferred', (t) => {
     WITH ok AS (
       SELECT ${defer}($1, $2) AS deferred
     ), ins AS (
-      INSERT INTO ${t.message} (topic_id, partition_id, routing_key, enqueue_seq, priority, payload,
-                                payload_compression, headers, kafka_flags, message_key, message_timestamp)
+      INSERT INTO ${t.message} (${MESSAGE_INSERT_COLUMNS})
       SELECT $1, $2, r.routing_key, -nextval('${t.provisionalSeq}'), r.priority, r.payload,
              r.compression, r.headers::jsonb, r.flags | ${FLAG_FROM_LEDGER}, r.message_key, r.ts
       FROM ok, unnest($3::text[], $4::bytea[], $5::int2[], $6::int2[], $7::bytea[], $8::int2[], $9::text[], $10::int8[])
