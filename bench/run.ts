@@ -1,7 +1,7 @@
 // `npm run bench`: the same KafkaJS scenarios against pgQueue (PostgreSQL) and a real Kafka broker, printed as a
 // table and written to bench/results/<timestamp>.json. See docs/performance.md.
 //   --quick              small counts (CI smoke run; numbers are not asserted)
-//   --only <scenario>    produce, consume, fanout, parallel, latency, footprint, transactions (comma-separated)
+//   --only <scenario>    produce, consume, fanout, parallel, latency, footprint, transactions, scaling (comma-separated)
 //   --backend <name>     pgqueue or kafka (default: both)
 //   --repeat <n>         run each scenario n times (backends alternating); the table shows the median run
 //   --keep               keep the PostgreSQL schema afterwards
@@ -24,6 +24,7 @@ import { consumeScenario, fanoutScenario, parallelScenario } from './scenarios/c
 import { footprintScenario } from './scenarios/footprint.js'
 import { latencyScenario } from './scenarios/latency.js'
 import { produceScenario } from './scenarios/produce.js'
+import { scalingScenario } from './scenarios/scaling.js'
 import { transactionsScenario } from './scenarios/transactions.js'
 
 const RUNS: Record<Scenario, ScenarioRun> = {
@@ -34,6 +35,7 @@ const RUNS: Record<Scenario, ScenarioRun> = {
   latency: latencyScenario,
   footprint: footprintScenario,
   transactions: transactionsScenario,
+  scaling: scalingScenario,
 }
 
 const log = (msg: string) => console.log(`[bench] ${msg}`)

@@ -3,7 +3,7 @@
 export type Backend = 'pgqueue' | 'kafka'
 export const BACKENDS: readonly Backend[] = ['pgqueue', 'kafka']
 // latency first: the bulk scenarios leave autovacuum and checkpoint work behind that would land in its tail
-export const SCENARIOS = ['latency', 'produce', 'consume', 'fanout', 'parallel', 'footprint', 'transactions'] as const
+export const SCENARIOS = ['latency', 'produce', 'consume', 'fanout', 'parallel', 'footprint', 'transactions', 'scaling'] as const
 export type Scenario = (typeof SCENARIOS)[number]
 
 export interface BenchArgs {

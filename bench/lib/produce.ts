@@ -8,8 +8,11 @@ export const MESSAGE_BYTES = 256
 /** Incompressible values (random bytes), a pool reused round robin: the payload a codec cannot shrink. */
 const POOL = Array.from({ length: 1024 }, () => randomBytes(MESSAGE_BYTES))
 
-export function messages(count: number, from = 0): Message[] {
-  return Array.from({ length: count }, (_, i) => ({ value: POOL[(from + i) % POOL.length] }))
+/** `partitions`: each message names its partition, round robin over that many (otherwise the partitioner picks). */
+export function messages(count: number, from = 0, partitions = 0): Message[] {
+  return Array.from({ length: count }, (_, i) =>
+    partitions > 0 ? { value: POOL[(from + i) % POOL.length], partition: (from + i) % partitions } : { value: POOL[(from + i) % POOL.length] },
+  )
 }
 
 export const now = () => performance.timeOrigin + performance.now()
@@ -33,11 +36,11 @@ export interface ProduceResult {
 
 /**
  * Sends `total` messages in sends of `batch` messages with `inFlight` sends outstanding at a time (each sender
- * awaits its send before the next, as application code does), acks = all.
+ * awaits its send before the next, as application code does), acks = all; `partitions` as for messages().
  */
-export async function produce(producer: Producer, topic: string, total: number, batch: number, inFlight: number): Promise<ProduceResult> {
+export async function produce(producer: Producer, topic: string, total: number, batch: number, inFlight: number, partitions = 0): Promise<ProduceResult> {
   const sends = Math.ceil(total / batch)
-  const prepared = Array.from({ length: Math.min(sends, 64) }, (_, i) => messages(batch, i * batch))
+  const prepared = Array.from({ length: Math.min(sends, 64) }, (_, i) => messages(batch, i * batch, partitions))
   let next = 0
   const started = now()
   const sender = async () => {
@@ -51,8 +54,8 @@ export async function produce(producer: Producer, topic: string, total: number, 
 }
 
 /** Untimed: fills a topic as fast as the backend takes it. */
-export async function prefill(target: Target, topic: string, total: number): Promise<void> {
-  await withProducer(target, (p) => produce(p, topic, total, 1000, 4))
+export async function prefill(target: Target, topic: string, total: number, partitions = 0): Promise<void> {
+  await withProducer(target, (p) => produce(p, topic, total, 1000, 4, partitions))
 }
 
 /**

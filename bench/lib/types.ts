@@ -27,6 +27,10 @@ export interface Sizes {
   latencyRate: number
   footprint: number
   transactionSeconds: number
+  /** scaling: messages per run, and the partition and group counts it steps through */
+  scalingMessages: number
+  scalingPartitions: number[]
+  scalingGroups: number[]
 }
 
 export const FULL: Sizes = {
@@ -40,6 +44,9 @@ export const FULL: Sizes = {
   latencyRate: 1000,
   footprint: 1_000_000,
   transactionSeconds: 10,
+  scalingMessages: 100_000,
+  scalingPartitions: [1, 16, 128],
+  scalingGroups: [1, 3, 10],
 }
 
 export const QUICK: Sizes = {
@@ -53,6 +60,9 @@ export const QUICK: Sizes = {
   latencyRate: 1000,
   footprint: 50_000,
   transactionSeconds: 3,
+  scalingMessages: 10_000,
+  scalingPartitions: [1, 16],
+  scalingGroups: [1, 3],
 }
 
 export interface RunContext {

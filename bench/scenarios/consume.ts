@@ -9,7 +9,7 @@ import type { WorkerConfig } from '../worker.js'
 /** The KafkaJS default (5 s) only matters while a member is paused or idle; 100 ms lets both start promptly. */
 const MAX_WAIT_MS = 100
 
-function member(ctx: RunContext, topic: string, groupId: string, mode: WorkerConfig['mode']): WorkerConfig {
+export function member(ctx: RunContext, topic: string, groupId: string, mode: WorkerConfig['mode']): WorkerConfig {
   return { target: ctx.target, topic, groupId, mode, latency: false, gated: true, maxWaitTimeInMs: MAX_WAIT_MS }
 }
 
