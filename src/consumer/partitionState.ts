@@ -70,9 +70,14 @@ export class PartitionState {
     }
   }
 
-  /** Fetch again from what was processed, so the unprocessed rows are redelivered (KafkaJS's next offset). */
+  /**
+   * Fetch again from what was processed, so the unprocessed rows are redelivered (KafkaJS's next offset). They count
+   * as not handed out any more: an explicit commit must not cover them before they come back (a retried batch's
+   * dead-letter move of an urgent message committed past the less urgent messages of the failed attempt).
+   */
   rewind(): void {
     this.positions = [...this.resolved]
+    this.handedOut = [...this.resolved]
   }
 
   /** seek: everything before `seq + 1` counts as processed; rows after it are read again. */

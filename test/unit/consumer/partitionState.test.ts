@@ -58,6 +58,21 @@ describe('PartitionState', () => {
     expect(positions[5]).toBe(49n)
   })
 
+  it('after a failed attempt is rewound, a commit in the retried batch does not cover what the failed one handed out', () => {
+    const s = committedAt47()
+    // the failed attempt: the whole batch handed out (eachBatch), nothing resolved, rewound for redelivery
+    s.startBatch(bandOrdered)
+    for (const d of bandOrdered) s.handOut(d.seq, d.priority)
+    s.rewind()
+    // the retry: the urgent first message is moved to the dead-letter topic, committing its offset + 1
+    s.startBatch(bandOrdered)
+    s.handOut(48n, 0)
+    const positions = s.explicitPositions(48n)
+    expect(positions[0]).toBe(48n)
+    // before: the normal message of the failed attempt counted as handed out, and the commit passed it (lost)
+    expect(positions[5]).toBe(47n)
+  })
+
   it('a commit of a message\'s offset + 1 covers what was delivered before it, and nothing delivered after it', () => {
     const s = committedAt47()
     s.startBatch(bandOrdered)
