@@ -63,6 +63,8 @@ export interface Counts {
   /** stored poison messages (their handler fails every time), and entries of the dead-letter topics */
   poison: number
   deadLettered: number
+  /** members whose consumer crashed without a restart (KafkaJS's CRASH with restart false): they consume no more */
+  crashedForGood: number
   commits: number
   seeks: number
   faults: Record<string, number>
@@ -135,6 +137,7 @@ export function check(events: HistoryEvent[], config: CheckConfig): CheckResult 
       writeDuplicates,
       poison,
       deadLettered: deadLetters.length,
+      crashedForGood: of('err').filter((e) => e.op === 'crash(restart=false)').length,
       commits: of('c').length,
       seeks: of('seek').length,
       faults,

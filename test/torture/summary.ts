@@ -48,6 +48,7 @@ export function summarize(
     row('plain sends stored twice (app retry)', counts.writeDuplicates),
     row('poison messages stored', counts.poison),
     row('dead-letter entries', counts.deadLettered),
+    row('members crashed for good (no restart)', counts.crashedForGood),
     row('commits observed', counts.commits),
     row('audited (final fresh group)', counts.audited),
     'violations',
