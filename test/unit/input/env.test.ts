@@ -119,7 +119,7 @@ describe('secrets in configuration errors', () => {
   // A startup error is logged by whoever catches it: it must not carry the database password.
   it.each([
     [`${P}DATASOURCE_URL`, 'postgres://app:TopSecret123@db.example:99999/queue'],
-    [`${P}DATASOURCE_URL`, 'jdbc:postgresql://h1,h2/queue?user=app&password=TopSecret123'],
+    [`${P}DATASOURCE_URL`, 'jdbc:postgresql://h1,h2:99999/queue?user=app&password=TopSecret123'],
     ['DATABASE_URL', 'postgresql://app:TopSecret123@db.example:port/queue'],
   ])('[bug] %s with a password: the error names the variable but not the password', (variable, value) => {
     const err = startupError({ [variable]: value })
