@@ -1,6 +1,7 @@
 // The two ends of a migration, each seen through the KafkaJS API only (admin, producer, consumer), so one copy
 // routine serves pgQueue -> Kafka and Kafka -> pgQueue alike.
 import type { Admin, Consumer, ConsumerConfig, Producer, ProducerConfig } from 'kafkajs'
+import { createRetrier } from '../kafkajs/retry.js'
 import type { Backend } from './state.js'
 
 export interface KafkaLike {
@@ -24,8 +25,18 @@ export async function openEndpoint(backend: Backend, kafka: KafkaLike): Promise<
   return { backend, kafka, admin }
 }
 
-/** Low and high watermark of every partition of a topic. */
+// a topic just created on Kafka may answer NOT_LEADER for a while after createTopics returned (a loaded broker)
+const retrier = createRetrier({ retries: 8, initialRetryTime: 200, maxRetryTime: 5000 })
+
+/** Low and high watermark of every partition of a topic; retriable errors are retried. */
 export async function watermarks(admin: Admin, topic: string): Promise<Map<number, { low: number; high: number }>> {
-  const offsets = await admin.fetchTopicOffsets(topic)
+  const offsets = await retrier(async (bail) => {
+    try {
+      return await admin.fetchTopicOffsets(topic)
+    } catch (err) {
+      if (!(err as { retriable?: boolean }).retriable) bail(err)
+      throw err
+    }
+  })
   return new Map(offsets.map((o) => [o.partition, { low: Number(o.low), high: Number(o.high) }]))
 }

@@ -5,6 +5,8 @@ import { READER_GROUP_PREFIX, type Endpoint } from './endpoints.js'
 import { translate } from './offsetMap.js'
 import type { TopicState } from './state.js'
 
+const EARLIEST = '-2'
+
 export interface GroupOffsets {
   groupId: string
   partitions: Array<{ partition: number; source: string; destination: string }>
@@ -17,11 +19,14 @@ export async function sourceGroupOffsets(from: Endpoint, state: TopicState, only
   const out: GroupOffsets[] = []
   for (const groupId of ids.sort()) {
     const [topic] = await from.admin.fetchOffsets({ groupId, topics: [state.topic] })
+    // '-1' is also what a partition without a commit reports, so only an offset and the earliest marker ('-2', after
+    // resetOffsets({ earliest: true })) move; the marker means the same on both sides and moves as it is
     const partitions = (topic?.partitions ?? [])
-      .filter((p) => Number(p.offset) >= 0)
+      .filter((p) => Number(p.offset) >= 0 || p.offset === EARLIEST)
       .map((p) => {
         const ps = state.partitions.find((x) => x.partition === p.partition)!
-        return { partition: p.partition, source: p.offset, destination: String(translate(ps.runs, Number(p.offset), ps.destinationNext)) }
+        const destination = p.offset === EARLIEST ? EARLIEST : String(translate(ps.runs, Number(p.offset), ps.destinationNext))
+        return { partition: p.partition, source: p.offset, destination }
       })
     if (partitions.length > 0) out.push({ groupId, partitions })
   }

@@ -86,12 +86,12 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
     const admin = real.admin()
     await admin.connect()
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
-    await admin.deleteGroups(Object.keys(GROUPS).map((g) => groupIds[g]!)).catch(() => undefined)
+    await admin.deleteGroups(Object.values(groupIds)).catch(() => undefined)
     await admin.disconnect()
   })
 
   it('copies topic, messages and every group offset to Kafka and back; each group resumes where it was', async () => {
-    for (const g of Object.keys(GROUPS)) groupIds[g] = uniqueName(`mig-${g}`)
+    for (const g of [...Object.keys(GROUPS), 'reset']) groupIds[g] = uniqueName(`mig-${g}`)
     const ids = (g: string) => groupIds[g]!
     // the source: 3 partitions, a config, messages with keys (some null), headers and old timestamps
     const admin = source.kafka.admin()
@@ -132,13 +132,17 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
       for (const [g, offsets] of Object.entries(GROUPS)) {
         await admin.setOffsets({ groupId: ids(g), topic, partitions: offsets.map((o, partition) => ({ partition, offset: String(o) })) })
       }
+      // a group reset to the earliest offset stores Kafka's marker: it moves as the marker
+      await admin.resetOffsets({ groupId: ids('reset'), topic, earliest: true })
       const second = await cli(['migrate-transport', topic, '--to', 'kafka', '--state', state, ...common])
       expect(second.report.messages).toBe(PARTITIONS * 50)
       expect(second.report.topics[0]!.totalCopied).toBe(PARTITIONS * PER_PARTITION)
       expect(second.report.verification).toMatchObject({ ok: true })
-      expect(second.report.verification!.groups).toHaveLength(3 * PARTITIONS - 0)
+      expect(second.report.verification!.groups).toHaveLength(4 * PARTITIONS)
       console.log(`migrate-transport pgQueue -> Kafka: ${first.report.messages} messages at ${first.report.messagesPerSecond}/s (incl. topic creation and verification)`)
 
+      const [reset] = await kAdmin.fetchOffsets({ groupId: ids('reset'), topics: [topic] })
+      expect(reset!.partitions.map((p) => p.offset)).toEqual(Array.from({ length: PARTITIONS }, () => '-2'))
       const [meta] = (await kAdmin.fetchTopicMetadata({ topics: [topic] })).topics
       expect(meta!.partitions).toHaveLength(PARTITIONS)
       for (const [g, offsets] of Object.entries(GROUPS)) {
