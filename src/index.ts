@@ -21,6 +21,7 @@ export {
   DATAHUB_TOPICS, DATAHUB_AVRO_CONTENT_TYPE, DATAHUB_TOPIC_CONTENT_TYPE, seedDataHubTopics, dataHubCatalogue,
   encodeDataHubRow, decodeDataHubRow, dataHubPartition, dataHubLockKey, dataHubSubject,
   type DataHubSeedOptions, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow, type SeededTopic,
+  type DataHubTopicSettings, type DataHubHeaders,
 } from './datahub/index.js'
 export { runMaintenance, type MaintenanceReport } from './maintenance/run.js'
 // poison messages: retry with backoff, then a dead-letter topic (docs/retry-and-dead-letter.md)

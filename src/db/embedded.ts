@@ -13,7 +13,6 @@ import { shareServer } from './embedded/shared.js'
 import { readState, writeState } from './embedded/state.js'
 import type { EmbeddedOptions, EmbeddedServer } from './embedded/types.js'
 
-export { clusterDirOf, stopEmbeddedPostgres } from './embedded/postmaster.js'
 export type { EmbeddedOptions, EmbeddedServer } from './embedded/types.js'
 
 // loopback TCP only: no socket files in /tmp to collide with other servers

@@ -71,10 +71,6 @@ export function classifyPgError(err: unknown): PgErrorKind {
   return 'fatal'
 }
 
-export function isRetriablePgError(err: unknown): boolean {
-  return classifyPgError(err) !== 'fatal'
-}
-
 /** SQLSTATE of a server error, when there is one. */
 export function sqlState(err: unknown): string | undefined {
   const code = (err as ErrorLike | null)?.code

@@ -1,10 +1,10 @@
 // A logger with KafkaJS's shape and semantics, so user-supplied logCreators (NestJS, kafkajs-dlq, ...)
 // receive exactly the entries they would get from kafkajs.
 import kafkajs from './upstream.js'
-import type { LogEntry, Logger, logCreator as LogCreator, logLevel as LogLevel } from 'kafkajs'
+import type { Logger, logCreator as LogCreator, logLevel as LogLevel } from 'kafkajs'
 
 export const logLevel = kafkajs.logLevel
-export type { LogEntry, Logger, LogCreator, LogLevel }
+export type { Logger, LogCreator, LogLevel }
 
 export interface LoggerOptions {
   level?: LogLevel

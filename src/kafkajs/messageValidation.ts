@@ -248,11 +248,6 @@ export function normalizeMessage(topic: string, message: unknown, options: Valid
   return normalized
 }
 
-/** Validate a whole `sendBatch({topicMessages})` input (or `send` as a one-element batch); throws on the first problem. */
-export function validateProducerBatch(topicMessages: unknown, options: ValidationOptions = {}): void {
-  normalizeProducerBatch(topicMessages, options)
-}
-
 /** Validate and normalise; nothing is returned unless every message of every topic is valid. */
 export function normalizeProducerBatch(
   topicMessages: unknown,
@@ -265,13 +260,4 @@ export function normalizeProducerBatch(
     validateTopicName(topic)
     return { topic, messages: (messages as unknown[]).map((m, i) => normalizeMessage(topic, m, options, i)) }
   })
-}
-
-/** `producer.send({topic, messages})` validation. */
-export function validateProducerRecord(record: TopicMessagesInput, options: ValidationOptions = {}): void {
-  normalizeProducerBatch([record], options)
-}
-
-export function normalizeProducerRecord(record: TopicMessagesInput, options: ValidationOptions = {}): NormalizedMessage[] {
-  return normalizeProducerBatch([record], options)[0]!.messages
 }

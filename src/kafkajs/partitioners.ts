@@ -1,11 +1,9 @@
 // Partitioners in KafkaJS's ICustomPartitioner shape. The default follows DataHub's pgQueue rule
 // (CRC-32 of the key), so Java/Python DataHub producers and this library place a key identically.
-// kafkajs's own Partitioners (murmur2, Kafka-identical placement) are re-exported for users who want them.
-import kafkajs from './upstream.js'
+// kafkajs's own Partitioners (murmur2, Kafka-identical placement) are re-exported by exports.ts.
 import type { ICustomPartitioner, Message, PartitionMetadata, PartitionerArgs } from 'kafkajs'
 import { crc32 } from 'node:zlib'
 
-export const Partitioners = kafkajs.Partitioners
 export type { ICustomPartitioner, PartitionerArgs, PartitionMetadata }
 
 /** DataHub: unsigned CRC-32 of the key's UTF-8 bytes (or the Buffer's bytes) modulo the partition count. */

@@ -9,8 +9,3 @@ export async function ensurePartitions(db: Queryable, t: Tables): Promise<number
   return res.rows[0].made
 }
 
-/** INSERT failed because no message partition covers enqueued_at (premade partitions ran out). */
-export function isMissingPartitionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string }
-  return e?.code === '23514' && /no partition of relation/.test(e.message ?? '')
-}

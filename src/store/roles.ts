@@ -21,8 +21,6 @@ import { validateSqlName } from '../config/sqlNames.js'
 import { quoteIdent } from '../db/identifiers.js'
 import { revokeForeignGrants } from './foreignGrants.js'
 
-export type QueueRole = 'writer' | 'reader' | 'admin'
-
 export interface RoleOptions {
   schema: string
   prefix: string

@@ -2,9 +2,6 @@
 // 127.0.0.1 reaches a loopback server with `Host: evil.example`), and which listen addresses count as loopback.
 import { isIP } from 'node:net'
 
-/** The names a loopback server answers to when nothing else is configured. */
-export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1']
-
 /** 127.0.0.0/8, ::1 and `localhost` (also `*.localhost`, which browsers resolve to loopback themselves). */
 export function isLoopbackHost(host: string): boolean {
   const h = bareHost(host)

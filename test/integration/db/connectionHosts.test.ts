@@ -4,7 +4,7 @@
 import net from 'node:net'
 import pg from 'pg'
 import { afterAll, describe, expect, inject, it } from 'vitest'
-import { resolveConfig } from '../../../src/config/index.js'
+import { resolveConfig } from '../../../src/config/resolve.js'
 import { resolvePoolConfig } from '../../../src/db/connection.js'
 import { KafkaJSConnectionError } from '../../../src/kafkajs/errors.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'

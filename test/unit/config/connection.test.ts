@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { resolveConfig, toPostgresUrl } from '../../../src/config/index.js'
+import { toPostgresUrl } from '../../../src/config/connection.js'
+import { resolveConfig } from '../../../src/config/resolve.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 
 const DS = 'DATAHUB_PGQUEUE_DATASOURCE_URL'

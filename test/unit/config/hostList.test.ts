@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { resolveConfig, toPostgresUrl } from '../../../src/config/index.js'
+import { toPostgresUrl } from '../../../src/config/connection.js'
+import { resolveConfig } from '../../../src/config/resolve.js'
 import { splitHostList } from '../../../src/config/hostList.js'
 
 const conn = (env: NodeJS.ProcessEnv, options = {}) => resolveConfig(options, env).connection

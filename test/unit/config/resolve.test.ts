@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { resolveConfig, resolveTransport } from '../../../src/config/index.js'
+import { resolveConfig, resolveTransport } from '../../../src/config/resolve.js'
 import type { PgQueueOptions } from '../../../src/config/types.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
-import { classifyPgError, isRetriablePgError, sqlState, toKafkaJSError } from '../../../src/db/pgErrors.js'
+import { classifyPgError, sqlState, toKafkaJSError } from '../../../src/db/pgErrors.js'
+
+const retriable = (err: unknown) => classifyPgError(err) !== 'fatal'
 
 const pgError = (code: string, message = 'boom') => Object.assign(new Error(message), { code, severity: 'ERROR' })
 const nodeError = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:5432`), { code })
@@ -27,13 +29,13 @@ describe('classifyPgError', () => {
 
   it.each(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])('node error %s is a connection error', (code) => {
     expect(classifyPgError(nodeError(code))).toBe('connection')
-    expect(isRetriablePgError(nodeError(code))).toBe(true)
+    expect(retriable(nodeError(code))).toBe(true)
   })
 
   it('recognises node-postgres messages that carry no code', () => {
-    expect(isRetriablePgError(new Error('Connection terminated unexpectedly'))).toBe(true)
-    expect(isRetriablePgError(new Error('timeout exceeded when trying to connect'))).toBe(true)
-    expect(isRetriablePgError(new Error('relation "x" does not exist'))).toBe(false)
+    expect(retriable(new Error('Connection terminated unexpectedly'))).toBe(true)
+    expect(retriable(new Error('timeout exceeded when trying to connect'))).toBe(true)
+    expect(retriable(new Error('relation "x" does not exist'))).toBe(false)
   })
 
   it('looks inside AggregateError (dual-stack connect)', () => {
@@ -43,10 +45,10 @@ describe('classifyPgError', () => {
   })
 
   it('treats non-errors as fatal and respects KafkaJS errors', () => {
-    expect(isRetriablePgError(undefined)).toBe(false)
-    expect(isRetriablePgError('ECONNREFUSED')).toBe(false)
-    expect(isRetriablePgError(new KafkaJSNonRetriableError('no'))).toBe(false)
-    expect(isRetriablePgError(new KafkaJSError('yes'))).toBe(true)
+    expect(retriable(undefined)).toBe(false)
+    expect(retriable('ECONNREFUSED')).toBe(false)
+    expect(retriable(new KafkaJSNonRetriableError('no'))).toBe(false)
+    expect(retriable(new KafkaJSError('yes'))).toBe(true)
   })
 
   it('reads SQLSTATE only from five-character codes', () => {

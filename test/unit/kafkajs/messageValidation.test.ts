@@ -2,14 +2,13 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import {
+  type TopicMessagesInput,
+  type ValidationOptions,
   DEFAULT_MAX_MESSAGE_BYTES,
   normalizeMessage,
   normalizeProducerBatch,
-  normalizeProducerRecord,
   validateClientId,
   validateGroupId,
-  validateProducerBatch,
-  validateProducerRecord,
   validateTopicName,
 } from '../../../src/kafkajs/messageValidation.js'
 
@@ -23,13 +22,14 @@ function errorOf(run: () => unknown): Error {
   throw new Error('expected a KafkaJSNonRetriableError, nothing was thrown')
 }
 
-const send = (record: unknown) => () => validateProducerRecord(record as never)
+const record1 = (record: TopicMessagesInput, options?: ValidationOptions) => normalizeProducerBatch([record], options)[0]!.messages
+const send = (record: unknown) => () => record1(record as never)
 
 describe('KafkaJS producer checks (exact messages)', () => {
   it('missing topic', () => {
     expect(errorOf(send({ messages: [{ value: 'x' }] })).message).toBe('Invalid topic')
     expect(errorOf(send({ topic: '', messages: [] })).message).toBe('Invalid topic')
-    expect(errorOf(() => validateProducerBatch([{ topic: 'ok', messages: 'x' }, { messages: [] }])).message).toBe('Invalid topic')
+    expect(errorOf(() => normalizeProducerBatch([{ topic: 'ok', messages: 'x' }, { messages: [] }])).message).toBe('Invalid topic')
   })
 
   it('messages not an array', () => {
@@ -49,7 +49,7 @@ describe('KafkaJS producer checks (exact messages)', () => {
   })
 
   it('null value (tombstone) and a consumed KafkaMessage are accepted', () => {
-    expect(() => validateProducerRecord({ topic: 't', messages: [{ key: 'k', value: null }] })).not.toThrow()
+    expect(() => record1({ topic: 't', messages: [{ key: 'k', value: null }] })).not.toThrow()
     const consumed = {
       key: Buffer.from('k'),
       value: Buffer.from('v'),
@@ -62,7 +62,7 @@ describe('KafkaJS producer checks (exact messages)', () => {
       batchContext: {},
       magicByte: 2,
     }
-    const [m] = normalizeProducerRecord({ topic: 't', messages: [consumed] })
+    const [m] = record1({ topic: 't', messages: [consumed] })
     expect(m!.timestamp).toBe(1700000000000)
     expect(m!.headers.map(([k, v]) => [k, v.toString()])).toEqual([['a', '1'], ['b', '2'], ['b', '3']])
   })
@@ -118,8 +118,8 @@ describe('strict message checks', () => {
   })
   it('size limit counts key, value and headers', () => {
     const msg = { key: 'kk', value: Buffer.alloc(5), headers: { h: 'vvv' } } // 2 + 5 + 1 + 3 = 11
-    expect(() => validateProducerRecord({ topic: 't', messages: [msg] }, { maxMessageBytes: 11 })).not.toThrow()
-    expect(errorOf(() => validateProducerRecord({ topic: 't', messages: [msg] }, { maxMessageBytes: 10 })).message).toBe(
+    expect(() => record1({ topic: 't', messages: [msg] }, { maxMessageBytes: 11 })).not.toThrow()
+    expect(errorOf(() => record1({ topic: 't', messages: [msg] }, { maxMessageBytes: 10 })).message).toBe(
       'Message too large in message 0 for topic "t": 11 bytes (key + value + headers) exceeds the maximum of 10 bytes',
     )
     expect(errorOf(send({ topic: 't', messages: [{ value: Buffer.alloc(DEFAULT_MAX_MESSAGE_BYTES + 1) }] })).message).toContain('Message too large')
@@ -210,7 +210,7 @@ describe('properties', () => {
         ),
         (record) => {
           try {
-            validateProducerRecord(record as never, { maxMessageBytes: 200 })
+            record1(record as never, { maxMessageBytes: 200 })
           } catch (e) {
             // the one exception is KafkaJS's own: a null/undefined message fails reading its `.value`
             const messages = (record as { messages?: unknown } | null)?.messages
@@ -227,7 +227,7 @@ describe('properties', () => {
   it('valid messages are accepted and normalised losslessly', () => {
     fc.assert(
       fc.property(fc.array(validMessageArb, { minLength: 1, maxLength: 5 }), (messages) => {
-        const out = normalizeProducerRecord({ topic: 'prop_topic', messages })
+        const out = record1({ topic: 'prop_topic', messages })
         expect(out).toHaveLength(messages.length)
         messages.forEach((m, i) => {
           const n = out[i]!

@@ -2,8 +2,8 @@ import kafkajs from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 // the runtime's zlib.crc32 (java.util.zip.CRC32's algorithm) is what the partitioners use
 import { crc32 } from 'node:zlib'
+import { Partitioners } from '../../../src/kafkajs/exports.js'
 import {
-  Partitioners,
   buildPartitionMetadata,
   defaultPartitioner,
   partitionForKey,
