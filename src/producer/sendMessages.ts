@@ -10,6 +10,7 @@ import { protocolError } from '../kafkajs/protocolErrors.js'
 import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type ProducerSequence, type StoredMessage } from '../store/enqueue.js'
 import type { NewTopic, TopicRow } from '../store/topics.js'
 import { PayloadEncoder } from '../codec/payloadCodec.js'
+import { mapBounded } from './boundedParallel.js'
 
 export type Partitioner = (args: PartitionerArgs) => number
 
@@ -71,7 +72,8 @@ class PartitionOutOfRange extends KafkaJSNonRetriableError {}
 export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
   if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
-  return Promise.all(plan.map((g) => (g.sequence ? writePartition(ctx, ctx.db.pool, g) : writerFor(ctx, g).write(g))))
+  // at most one write per pool connection in flight: the rest wait here, not in the pool's queue (its timeout)
+  return mapBounded(plan, ctx.config.pool.max, (g) => (g.sequence ? writePartition(ctx, ctx.db.pool, g) : writerFor(ctx, g).write(g)))
 }
 
 /** Most rows and payload bytes one coalesced statement carries. */
