@@ -65,7 +65,7 @@ describe('lease expiry under a slow handler', () => {
     expect(finalOffset).toBe(String(TOTAL))
   }, 60_000)
 
-  it('[bug] with manual commits (consumer.commitOffsets), the late commit of the member that lost the lease does not move the offset back', async () => {
+  it('with manual commits (consumer.commitOffsets), the late commit of the member that lost the lease does not move the offset back', async () => {
     const { slow, other, watcher, finalOffset } = await scenario({ MANUAL_COMMIT: '1' })
     const late = slow.lines.filter((l) => l.startsWith('mc ') || l.startsWith('mcerr '))
     const byValue = counts([slow, other])

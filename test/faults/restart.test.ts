@@ -110,7 +110,7 @@ describe('PostgreSQL restarted mid-stream', () => {
     expect(watcher.samples).toBeGreaterThan(10)
   }, 120_000)
 
-  it('[bug] a send to a topic not in the metadata cache while the server is down fails with a KafkaJS error, not a raw pg error', async () => {
+  it('a send to a topic not in the metadata cache while the server is down fails with a KafkaJS error, not a raw pg error', async () => {
     const producer = newKafka().producer({ retry: { retries: 1, initialRetryTime: 50 } })
     await producer.connect()
     try {

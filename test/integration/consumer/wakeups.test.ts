@@ -15,12 +15,15 @@ async function latencies(t: typeof listening, maxWaitTimeInMs: number, rounds: n
   const joined = deferred()
   consumer.on(consumer.events.GROUP_JOIN, () => joined.resolve())
   let arrived = deferred<number>()
+  // an empty fetch: the consumer has nothing left and now waits for a notification or its poll timer
+  let idle = deferred()
+  consumer.on(consumer.events.FETCH, (e) => e.payload.numberOfBatches === 0 && idle.resolve())
   await consumer.run({ eachMessage: async () => arrived.resolve(Date.now()) })
   await joined.promise
   const out: number[] = []
   for (let i = 0; i < rounds; i++) {
-    // let the consumer go idle before each send
-    await new Promise((r) => setTimeout(r, 150))
+    await idle.promise
+    idle = deferred()
     arrived = deferred<number>()
     const sentAt = Date.now()
     await producer.send({ topic, messages: [{ value: `m${i}` }] })

@@ -118,7 +118,7 @@ describe('transactional ids', () => {
 
   // Today a NUL reaches PostgreSQL ("invalid byte sequence for encoding UTF8: 0x00") at transaction(), unlike
   // group and client ids, which are checked when the consumer / Kafka is made.
-  it.each(['a\u0000b', '\u0000'])('[bug] transactional id %j is refused up front with a clear message', async (transactionalId) => {
+  it.each(['a\u0000b', '\u0000'])('transactional id %j is refused up front with a clear message', async (transactionalId) => {
     const before = await snapshot(t.db.pool, t.db.schema)
     let error: Error | undefined
     try {
@@ -135,7 +135,7 @@ describe('transactional ids', () => {
 
 describe('topics reaching SQL through the consumer and the admin', () => {
   // subscribe() checks the type only; run() then auto-creates whatever name it was given.
-  it.each(['x"; DROP TABLE y; --', 'bad topic', 'a'.repeat(250), 'tópico'])('[bug] subscribe to %j is refused and creates no topic', async (topic) => {
+  it.each(['x"; DROP TABLE y; --', 'bad topic', 'a'.repeat(250), 'tópico'])('subscribe to %j is refused and creates no topic', async (topic) => {
     const before = await snapshot(t.db.pool, t.db.schema)
     const consumer = await t.consumer()
     let error: Error | undefined

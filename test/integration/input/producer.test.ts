@@ -119,7 +119,7 @@ describe('bad messages: refused, nothing written', () => {
   it.each([
     ['a NUL in a header name', { 'a\u0000b': 'x' }],
     ['a lone surrogate in a header name', { 'bad\ud800': 'x' }],
-  ])('[bug] %s is refused up front, naming the header, and creates no topic', async (_what, headers) => {
+  ])('%s is refused up front, naming the header, and creates no topic', async (_what, headers) => {
     await refusedUnchanged(send(uniqueName('hdr'), [{ value: 'v', headers }]), /header/i)
   })
 })

@@ -231,7 +231,7 @@ describe('roles', () => {
 
   // migrate() runs `CREATE SCHEMA IF NOT EXISTS` first, and PostgreSQL checks CREATE on the DATABASE before it looks
   // whether the schema exists: the schema's owner is refused "permission denied for database".
-  it('[bug] the admin role runs the migrations (enabled: true) without CREATE on the database', async () => {
+  it('the admin role runs the migrations (enabled: true) without CREATE on the database', async () => {
     const k = kafkaAs(logins.admin, { enabled: true })
     const admin = k.admin()
     const err = await admin.connect().then(

@@ -34,7 +34,7 @@ describe('ssl options reach the pool config', () => {
   // resolveConfig deep-freezes the config, ssl object included; pg's ConnectionParameters then hides `key` with
   // Object.defineProperty on that same object and throws "Cannot redefine property: key": no client certificate
   // (mutual TLS) can ever be used.
-  it('[bug] an ssl object with a client key and certificate (mutual TLS) reaches pg usable', async () => {
+  it('an ssl object with a client key and certificate (mutual TLS) reaches pg usable', async () => {
     const ssl = { rejectUnauthorized: true, ca: CA, cert: Buffer.from('cert'), key: Buffer.from('key') }
     const { poolConfig } = await resolvePoolConfig(resolveConfig({ connectionString: 'postgres://app@db.internal/queue', connection: { ssl } }, {}))
     expect(poolConfig.ssl).toEqual(ssl)
@@ -141,7 +141,7 @@ describe.runIf(haveOpenssl)('TLS on a real server', () => {
     await admin.end()
   }, 60_000)
 
-  it('[bug] a client offering its own certificate and key (mutual TLS) connects', async () => {
+  it('a client offering its own certificate and key (mutual TLS) connects', async () => {
     expect(server, 'the server of the previous test').toBeDefined()
     const cert = path.join(clusterDirOf(server.dataDir), 'server.crt')
     const kafka = new Kafka({

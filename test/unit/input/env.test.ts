@@ -121,7 +121,7 @@ describe('secrets in configuration errors', () => {
     [`${P}DATASOURCE_URL`, 'postgres://app:TopSecret123@db.example:99999/queue'],
     [`${P}DATASOURCE_URL`, 'jdbc:postgresql://h1,h2:99999/queue?user=app&password=TopSecret123'],
     ['DATABASE_URL', 'postgresql://app:TopSecret123@db.example:port/queue'],
-  ])('[bug] %s with a password: the error names the variable but not the password', (variable, value) => {
+  ])('%s with a password: the error names the variable but not the password', (variable, value) => {
     const err = startupError({ [variable]: value })
     expect(err.message).toContain(variable)
     expect(err.message).not.toContain('TopSecret123')

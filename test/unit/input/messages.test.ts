@@ -118,7 +118,7 @@ describe('messages', () => {
   it.each([
     ['a NUL in a header name', { value: 'v', headers: { 'a\u0000b': 'x' } }],
     ['a lone surrogate in a header name', { value: 'v', headers: { 'a\ud800': 'x' } }],
-  ])('[bug] %s is refused by validation', (_what, message) => rejects(one(message), /header/i))
+  ])('%s is refused by validation', (_what, message) => rejects(one(message), /header/i))
 
   it('what is accepted is normalised to bytes', () => {
     const m = normalizeMessage('t', { key: 'k', value: Buffer.from([0, 255]), headers: { a: ['1', Buffer.from('2')], b: null }, priority: 0 })
@@ -158,7 +158,7 @@ describe('offsets for seek / commitOffsets / setOffsets', () => {
   })
   // enqueue_seq is int8 and seq = offset + 1: anything above 2^63 - 2 cannot be stored and used to reach SQL
   // (PostgreSQL's "out of range for type bigint", or a consumer stuck re-failing every fetch after a seek).
-  it.each(['9223372036854775807', '99999999999999999999', 2 ** 64])('[bug] offset %j beyond the int8 range is refused', (offset) =>
+  it.each(['9223372036854775807', '99999999999999999999', 2 ** 64])('offset %j beyond the int8 range is refused', (offset) =>
     rejects(() => validateOffsetEntry(entry(offset), { allowSpecial: true, checkMetadata: false }), /offset/i),
   )
 })
