@@ -1,16 +1,16 @@
 import type { Logger, Offsets, ProducerBatch, RecordMetadata, Transaction } from 'kafkajs'
 import type pg from 'pg'
 import type { PgQueueContext } from '../client/context.js'
-import { toKafkaJSError } from '../db/pgErrors.js'
+import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
 import { observed } from '../db/roundTrips.js'
-import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { hasLocalMember, localMemberHolding } from '../client/groupMembers.js'
 import { lockHeldLeases, type PartitionRef } from '../store/leases.js'
 import { commitOffsets } from '../store/offsets.js'
-import { bumpProducerEpoch, currentEpoch, holdsEpoch, limitTransactionIdle, registerTransaction } from '../store/producers.js'
+import { bumpProducerEpoch, currentEpoch, holdsEpoch, limitTransactionIdle, registerTransaction, settleLostCommit } from '../store/producers.js'
 
 interface TransactionState {
   client: pg.PoolClient
@@ -84,6 +84,7 @@ export class TransactionManager {
       assertActive()
       state.ended = true
       let broken = false
+      let committing = false
       try {
         if (commit && !(await holdsEpoch(client, db.tables, id, epoch))) {
           await client.query('ROLLBACK')
@@ -96,10 +97,23 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         const verb = commit ? 'COMMIT' : 'ROLLBACK'
+        committing = commit
         await this.network.as('EndTxn', () => observed(client, verb, [], () => client.query(verb)))
       } catch (e) {
         broken = !(e as { type?: string }).type
         if (!commit) return
+        // the connection broke at COMMIT (no SQLSTATE: the answer was lost, not refused): find out what the server
+        // did, as KafkaJS retries EndTxn until the coordinator answers, so a retry of the batch copies nothing twice
+        if (broken && committing && sqlState(e) === undefined) {
+          const outcome = await settleLostCommit(db.pool, db.tables, id, epoch).catch(() => 'unknown' as const)
+          if (outcome === 'committed') {
+            this.logger.warn('The answer to COMMIT was lost; the transaction had committed', { transactionalId: id })
+            return
+          }
+          if (outcome === 'rolled back') {
+            throw new KafkaJSError(`commit: the connection broke at COMMIT and the transaction was rolled back: ${(e as Error).message}`, { retriable: true })
+          }
+        }
         // our connection may have been terminated by a successor taking the id: report that as fencing
         if (broken && (await currentEpoch(db.pool, db.tables, id).catch(() => epoch)) !== epoch) {
           throw protocolError('INVALID_PRODUCER_EPOCH')

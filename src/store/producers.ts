@@ -34,6 +34,16 @@ const sql = statements('producers', (t) => ({
     UPDATE ${t.transactionalProducer} SET updated_at = now(), txn_backend_pid = NULL, txn_started_at = NULL
     WHERE transactional_id = $1 AND producer_epoch = $2`,
   current: `SELECT producer_epoch::text AS epoch FROM ${t.transactionalProducer} WHERE transactional_id = $1`,
+  // After a COMMIT whose answer was lost: if the transaction's backend is still inside it, end it and wait (up to
+  // $3 ms) until it is gone, so the outcome is final before it is read.
+  endLostTxn: `
+    SELECT pg_terminate_backend(a.pid, $3::int8) AS ended
+    FROM pg_stat_activity a JOIN ${t.transactionalProducer} tp ON a.pid = tp.txn_backend_pid
+    WHERE tp.transactional_id = $1 AND tp.producer_epoch = $2 AND a.pid <> pg_backend_pid() AND a.xact_start >= tp.txn_started_at`,
+  // checkEpoch cleared txn_backend_pid inside the transaction: only a committed one shows it cleared
+  lostTxnCommitted: `
+    SELECT txn_backend_pid IS NULL AS committed FROM ${t.transactionalProducer}
+    WHERE transactional_id = $1 AND producer_epoch = $2`,
   // Inside the transaction, for it alone (is_local): the server ends it once it sat idle this long (ms).
   limitIdle: `SELECT set_config('idle_in_transaction_session_timeout', $1, true)`,
 }))
@@ -66,4 +76,19 @@ export async function holdsEpoch(db: Queryable, t: Tables, transactionalId: stri
 
 export async function currentEpoch(db: Queryable, t: Tables, transactionalId: string): Promise<string | null> {
   return (await run<{ epoch: string }>(db, sql(t).current, [transactionalId])).rows[0]?.epoch ?? null
+}
+
+/**
+ * The outcome of a transaction whose COMMIT answer was lost (the connection broke at COMMIT): the server may have
+ * committed it or not. Read once its backend is surely gone; 'unknown' when the epoch moved on meanwhile.
+ */
+export async function settleLostCommit(
+  db: Queryable,
+  t: Tables,
+  transactionalId: string,
+  epoch: string,
+): Promise<'committed' | 'rolled back' | 'unknown'> {
+  await run(db, sql(t).endLostTxn, [transactionalId, epoch, 10_000])
+  const row = (await run<{ committed: boolean }>(db, sql(t).lostTxnCommitted, [transactionalId, epoch])).rows[0]
+  return row === undefined ? 'unknown' : row.committed ? 'committed' : 'rolled back'
 }

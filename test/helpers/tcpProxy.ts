@@ -5,8 +5,8 @@ import { afterAll } from 'vitest'
 
 export interface CuttingProxy {
   connectionString: string
-  /** The next request a client sends is delivered, its response swallowed, and that connection cut. */
-  cutAfterNextRequest(): void
+  /** The next request a client sends (after `skip` more) is delivered, its response swallowed, and that connection cut. */
+  cutAfterNextRequest(skip?: number): void
   cuts: number
 }
 
@@ -14,10 +14,11 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
   const url = new URL(target)
   const sockets = new Set<net.Socket>()
   let armed = false
+  let skipping = 0
   const proxy: CuttingProxy = {
     connectionString: '',
     cuts: 0,
-    cutAfterNextRequest: () => void (armed = true),
+    cutAfterNextRequest: (skip = 0) => void ((armed = true), (skipping = skip)),
   }
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(url.port || 5432), url.hostname)
@@ -25,7 +26,9 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
     let doomed = false
     client.on('data', (chunk) => {
       // only requests after startup can be doomed: the startup packet carries no type byte
-      if (armed && chunk[0] !== 0 && chunk[0] !== 0x58 /* Terminate */) {
+      const request = chunk[0] !== 0 && chunk[0] !== 0x58 /* Terminate */
+      if (armed && request && skipping > 0) skipping--
+      else if (armed && request) {
         armed = false
         doomed = true
         proxy.cuts++

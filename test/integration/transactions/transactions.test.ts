@@ -139,6 +139,36 @@ describe('idempotent producer', () => {
   }
 })
 
+describe('a transaction whose COMMIT answer is lost', () => {
+  // commit() sends the epoch check, then COMMIT: the cut lands on COMMIT (skip 1) or on the check before it (skip 0)
+  for (const [skip, outcome] of [[1, 'committed'], [0, 'rolled back']] as const) {
+    it(`commit() reports what the server did (${outcome}), so a retry copies nothing twice`, async () => {
+      const proxy = await startCuttingProxy(t.db.connectionString)
+      const kafka = t.newKafka({ connectionString: proxy.connectionString })
+      const topic = uniqueName('lost_commit')
+      const producer = kafka.producer({ transactionalId: uniqueName('tx-id'), idempotent: true, maxInFlightRequests: 1 })
+      await producer.connect()
+      const tx = await producer.transaction()
+      await tx.send({ topic, messages: [{ value: 'once', partition: 0 }] })
+      proxy.cutAfterNextRequest(skip)
+      const result = await tx.commit().then(() => 'committed', (e: Error) => e)
+      expect(proxy.cuts).toBe(1)
+      if (outcome === 'committed') {
+        // before: "Connection terminated unexpectedly", and an application retrying the batch wrote it twice
+        expect(result).toBe('committed')
+      } else {
+        expect(result).toBeInstanceOf(Error)
+        expect((result as { retriable?: boolean }).retriable).toBe(true)
+        const retry = await producer.transaction()
+        await retry.send({ topic, messages: [{ value: 'once', partition: 0 }] })
+        await retry.commit()
+      }
+      await producer.disconnect()
+      expect(await read(topic, 1)).toEqual(['once'])
+    })
+  }
+})
+
 describe('transactional outbox', () => {
   it('1,000 business transactions, a third rolled back: exactly the committed ones are delivered', async () => {
     const topic = uniqueName('outbox')
