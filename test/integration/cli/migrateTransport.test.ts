@@ -1,4 +1,5 @@
-// `migrate-transport` against the shared Kafka broker (KAFKA_BROKERS; skipped without one unless COMPAT_REQUIRE_KAFKA=1):
+// `migrate-transport` against the contract suite's Kafka broker (KAFKA_BROKERS, or with COMPAT_REQUIRE_KAFKA=1 the one
+// compat-tests/broker finds or starts; skipped when neither is set):
 // a pgQueue topic with three groups at different offsets goes to Kafka and back into another pgQueue schema; at each
 // stop every group resumes exactly at the message it was at, messages keep key, headers, timestamp and partition, and
 // a second run copies only what was produced since (the tail of a live cut-over).
@@ -7,7 +8,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import type { Consumer, Kafka as KafkaJSKafka } from 'kafkajs'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { findBroker, type RunningBroker } from '../../../compat-tests/broker/index.js'
 import { runCli } from '../../../src/cli/main.js'
 import type { Kafka } from '../../../src/kafka.js'
 import kafkajs from '../../../src/kafkajs/upstream.js'
@@ -16,8 +18,9 @@ import type { MigrationReport } from '../../../src/migrate/index.js'
 import { useTestSchema } from '../../helpers/db.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 
-const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean)
-if (brokers.length === 0 && process.env.COMPAT_REQUIRE_KAFKA === '1') throw new Error('migrate-transport test: KAFKA_BROKERS is not set')
+const withKafka = Boolean(process.env.KAFKA_BROKERS) || process.env.COMPAT_REQUIRE_KAFKA === '1'
+let broker: RunningBroker | undefined
+let brokers: string[] = []
 
 const PARTITIONS = 3
 const PER_PARTITION = 400
@@ -40,6 +43,8 @@ async function cli(args: string[]): Promise<{ code: number; report: MigrationRep
 }
 
 const valueOf = (partition: number, n: number) => `p${partition}-m${n}`
+// within the topic's retention.ms: Kafka applies retention to message timestamps, and would delete older copies at once
+const BASE_TIMESTAMP = Date.now() - 3_600_000
 
 /** What a consumer of `groupId` receives first on each partition, reading until every partition's end. */
 async function firstDeliveries(
@@ -74,21 +79,29 @@ async function firstDeliveries(
   return new Map([...seen].map(([p, s]) => [p, { first: s.first, count: s.count }]))
 }
 
-describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQueue', () => {
+describe.skipIf(!withKafka)('migrate-transport pgQueue -> Kafka -> pgQueue', () => {
+  let real: KafkaJSKafka | undefined
+  let dir = ''
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pgq-migrate-'))
+    broker = await findBroker((msg) => process.stderr.write(`[migrate-transport test] ${msg}\n`))
+    brokers = broker.brokers
+    real = new kafkajs.Kafka({ clientId: 'migrate-test', brokers, logLevel: logLevel.NOTHING })
+  }, 300_000)
   const source = useTestKafka('migrate-src')
   const back = useTestSchema('migrate-back')
   const topic = uniqueName('migrate')
-  const dir = fs.mkdtemp(path.join(os.tmpdir(), 'pgq-migrate-'))
-  const real: KafkaJSKafka = new kafkajs.Kafka({ clientId: 'migrate-test', brokers, logLevel: logLevel.NOTHING })
   const groupIds = Object.fromEntries(Object.keys(GROUPS).map((g) => [g, g])) as Record<string, string>
   afterAll(async () => {
-    await fs.rm(await dir, { recursive: true, force: true })
+    if (dir) await fs.rm(dir, { recursive: true, force: true })
+    if (!real) return
     const admin = real.admin()
     await admin.connect()
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined)
     await admin.deleteGroups(Object.values(groupIds)).catch(() => undefined)
     await admin.disconnect()
-  })
+    await broker?.stop()
+  }, 60_000)
 
   it('copies topic, messages and every group offset to Kafka and back; each group resumes where it was', async () => {
     for (const g of [...Object.keys(GROUPS), 'reset']) groupIds[g] = uniqueName(`mig-${g}`)
@@ -105,21 +118,21 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
           key: (from + i) % 5 === 0 ? null : `k${(from + i) % 7}`,
           value: valueOf(partition, from + i),
           headers: { n: String(from + i), bin: Buffer.from([0, 255, from % 256]) },
-          timestamp: String(1_600_000_000_000 + from + i),
+          timestamp: String(BASE_TIMESTAMP + from + i),
         })),
       ).flat()
     await producer.send({ topic, messages: messages(0, PER_PARTITION - 50) })
     for (const [g, offsets] of Object.entries(GROUPS)) {
       await admin.setOffsets({ groupId: ids(g), topic, partitions: offsets.map((o, partition) => ({ partition, offset: String(Math.min(o, PER_PARTITION - 50)) })) })
     }
-    const state = path.join(await dir, 'to-kafka.json')
+    const state = path.join(dir, 'to-kafka.json')
     const common = ['--brokers', brokers.join(','), '--url', source.db.connectionString, '--schema', source.db.schema, '--json']
 
     // dry run: the plan, nothing written
     const plan = await cli(['migrate-transport', topic, '--to', 'kafka', '--state', state, '--dry-run', ...common])
     expect(plan.report.topics[0]).toMatchObject({ topic, partitions: PARTITIONS, created: true, messages: PARTITIONS * (PER_PARTITION - 50) })
     expect(plan.report.topics[0]!.configEntries).toContainEqual({ name: 'retention.ms', value: '604800000' })
-    const kAdmin = real.admin()
+    const kAdmin = real!.admin()
     await kAdmin.connect()
     try {
       expect(await kAdmin.listTopics()).not.toContain(topic)
@@ -151,7 +164,7 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
       }
       const ends = Array.from({ length: PARTITIONS }, () => PER_PARTITION)
       for (const g of ['early', 'middle']) {
-        const got = await firstDeliveries((groupId) => real.consumer({ groupId, maxWaitTimeInMs: 200 }), topic, ids(g), GROUPS[g]!, ends)
+        const got = await firstDeliveries((groupId) => real!.consumer({ groupId, maxWaitTimeInMs: 200 }), topic, ids(g), GROUPS[g]!, ends)
         for (let p = 0; p < PARTITIONS; p++) {
           const at = GROUPS[g]![p]!
           expect(got.get(p)).toEqual(at < PER_PARTITION ? { first: valueOf(p, at), count: PER_PARTITION - at } : { first: undefined, count: 0 })
@@ -171,7 +184,7 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
     const homeAdmin = home.admin()
     await homeAdmin.connect()
     const back1 = await cli([
-      'migrate-transport', topic, '--to', 'pgqueue', '--state', path.join(await dir, 'to-pg.json'),
+      'migrate-transport', topic, '--to', 'pgqueue', '--state', path.join(dir, 'to-pg.json'),
       '--brokers', brokers.join(','), '--url', back.connectionString, '--schema', back.schema, '--json',
     ])
     expect(back1.report.messages).toBe(PARTITIONS * PER_PARTITION)
@@ -198,7 +211,7 @@ describe.skipIf(brokers.length === 0)('migrate-transport pgQueue -> Kafka -> pgQ
       const m = await firstMessage
       await c.disconnect()
       expect(m.key).toBeNull() // message 0 of each partition has no key
-      expect(m.timestamp).toBe('1600000000000')
+      expect(m.timestamp).toBe(String(BASE_TIMESTAMP))
       expect(m.headers).toMatchObject({ n: Buffer.from('0'), bin: Buffer.from([0, 255, 0]) })
     } finally {
       await homeAdmin.disconnect()
