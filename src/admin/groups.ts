@@ -4,11 +4,10 @@ import { describeGroup } from '../client/groupDescription.js'
 import { KafkaJSDeleteGroupsError, KafkaJSNonRetriableError, type KafkaJSProtocolError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { deleteGroup, listGroupIds, liveMembers } from '../store/members.js'
 
 /** Every group with members, offsets or DataHub registrations; all are consumer groups. */
 export async function listGroups(ctx: PgQueueContext): Promise<{ groups: GroupOverview[] }> {
-  const ids = await listGroupIds(ctx.db.pool, ctx.tables)
+  const ids = await ctx.store.members.listGroupIds()
   return { groups: ids.map((groupId) => ({ groupId, protocolType: 'consumer' })) }
 }
 
@@ -16,7 +15,7 @@ export async function listGroups(ctx: PgQueueContext): Promise<{ groups: GroupOv
 export async function describeGroups(ctx: PgQueueContext, groupIds: string[]): Promise<{ groups: GroupDescription[] }> {
   if (!Array.isArray(groupIds)) throw new KafkaJSNonRetriableError(`Invalid groupIds array ${groupIds}`)
   groupIds.forEach((id) => validateGroupId(id))
-  const known = new Set(await listGroupIds(ctx.db.pool, ctx.tables))
+  const known = new Set(await ctx.store.members.listGroupIds())
   const groups: GroupDescription[] = []
   for (const groupId of groupIds) {
     const description = await describeGroup(ctx, groupId)
@@ -43,8 +42,7 @@ export async function deleteGroups(ctx: PgQueueContext, groupIds: string[]): Pro
   if (invalid) throw new KafkaJSNonRetriableError(`Invalid groupId name: ${JSON.stringify(invalid)}`)
   groupIds.forEach((id) => validateGroupId(id))
   if (groupIds.length === 0) return []
-  const db = ctx.db
-  const known = new Set(await listGroupIds(db.pool, db.tables))
+  const known = new Set(await ctx.store.members.listGroupIds())
   const results: DeleteGroupsResult[] = []
   const failures: DeleteFailure[] = []
   for (const groupId of groupIds) {
@@ -53,9 +51,9 @@ export async function deleteGroups(ctx: PgQueueContext, groupIds: string[]): Pro
       failures.push({ groupId, errorCode: error.code, error })
     }
     if (!known.has(groupId)) fail('GROUP_ID_NOT_FOUND')
-    else if ((await liveMembers(db.pool, db.tables, groupId)).length > 0) fail('NON_EMPTY_GROUP')
+    else if ((await ctx.store.members.liveMembers(groupId)).length > 0) fail('NON_EMPTY_GROUP')
     else {
-      await deleteGroup(db.pool, db.tables, groupId)
+      await ctx.store.members.deleteGroup(groupId)
       results.push({ groupId, errorCode: 0 })
     }
   }

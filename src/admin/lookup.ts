@@ -1,13 +1,13 @@
 import type { PgQueueContext } from '../client/context.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { findTopics, seedLedger, topicWatermarks, type TopicRow, type Watermarks } from '../store/topics.js'
+import { seedLedger, topicWatermarks, type TopicRow, type Watermarks } from '../store/topics.js'
 
 /**
  * Topic rows for admin calls, always read fresh (the shared cache may lag other processes). Any unknown name is
  * Kafka's UNKNOWN_TOPIC_OR_PARTITION. Rows come back in the order asked.
  */
 export async function requireTopics(ctx: PgQueueContext, names: string[]): Promise<TopicRow[]> {
-  const rows = new Map((await findTopics(ctx.db.pool, ctx.tables, names)).map((r) => [r.name, r]))
+  const rows = new Map((await ctx.store.topics.findTopics(names)).map((r) => [r.name, r]))
   return names.map((n) => rows.get(n) ?? missingTopic())
 }
 

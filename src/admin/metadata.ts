@@ -3,14 +3,13 @@
 import type { ITopicMetadata } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
-import { listTopics as listTopicRows } from '../store/topics.js'
 import { fail } from './errors.js'
 import { requireTopics } from './lookup.js'
 
 export const NODE_ID = 0
 
 export async function listTopics(ctx: PgQueueContext): Promise<string[]> {
-  return (await listTopicRows(ctx.db.pool, ctx.tables)).map((t) => t.name)
+  return (await ctx.store.topics.listTopics()).map((t) => t.name)
 }
 
 /** No topics (or an empty list) = every topic, by name; otherwise in the order asked, unknown names rejecting. */
@@ -20,7 +19,7 @@ export async function fetchTopicMetadata(ctx: PgQueueContext, options?: { topics
     if (!Array.isArray(topics)) fail(`Invalid topics array ${topics}`)
     for (const topic of topics) if (!topic || typeof topic !== 'string') fail(`Invalid topic ${topic}`)
   }
-  const rows = topics && topics.length > 0 ? await requireTopics(ctx, topics) : await listTopicRows(ctx.db.pool, ctx.tables)
+  const rows = topics && topics.length > 0 ? await requireTopics(ctx, topics) : await ctx.store.topics.listTopics()
   return { topics: rows.map((r) => ({ name: r.name, partitions: buildPartitionMetadata(r.partitionCount) })) }
 }
 

@@ -6,10 +6,9 @@ import { describeGroup } from '../client/groupDescription.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { validateOffsetEntry } from '../kafkajs/offsetValidation.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
-import { findDataHubPresence } from '../store/dataHubMembers.js'
 import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
-import { commitOffsets, readOffsets, type OffsetCommit } from '../store/offsets.js'
-import { listTopics, offsetsByTimestamp, type TopicRow } from '../store/topics.js'
+import { commitOffsets, type OffsetCommit } from '../store/offsets.js'
+import { type TopicRow } from '../store/topics.js'
 import { fail } from './errors.js'
 import { partitionWatermarks, requireTopic, requireTopics } from './lookup.js'
 
@@ -39,7 +38,7 @@ export async function fetchTopicOffsetsByTimestamp(ctx: PgQueueContext, topic: s
   }
   if (Number(timestamp) === Number(EARLIEST)) return marks.map(({ partition, low }) => ({ partition, offset: low }))
   if (!Number.isFinite(Number(timestamp))) fail(`Invalid timestamp ${timestamp}`)
-  return offsetsByTimestamp(ctx.db.pool, ctx.tables, row.id, Math.trunc(Number(timestamp)))
+  return ctx.store.topics.offsetsByTimestamp(row.id, Math.trunc(Number(timestamp)))
 }
 
 type TopicOffsets = { topic: string; partitions: FetchOffsetsPartition[] }
@@ -65,8 +64,8 @@ export async function fetchOffsets(ctx: PgQueueContext, logger: Logger, req: Fet
   topics.forEach(checkTopic)
 
   const named = topics.length > 0
-  const rows = named ? await requireTopics(ctx, topics) : await listTopics(ctx.db.pool, ctx.tables)
-  const committed = await readOffsets(ctx.db.pool, ctx.tables, groupId, rows.map((r) => r.id))
+  const rows = named ? await requireTopics(ctx, topics) : await ctx.store.topics.listTopics()
+  const committed = await ctx.store.offsets.readOffsets(groupId, rows.map((r) => r.id))
   const byPartition = new Map(committed.map((c) => [`${c.topicId}:${c.partition}`, c]))
   let result: TopicOffsets[] = rows.map((row) => {
     const partitions: FetchOffsetsPartition[] = []
@@ -103,7 +102,7 @@ async function assertNoRunningInstances(ctx: PgQueueContext, groupId: string, to
   if (state !== 'Empty' && state !== 'Dead') {
     throw new KafkaJSNonRetriableError(`The consumer group must have no running instances, current state: ${state}`)
   }
-  const [dataHub] = await findDataHubPresence(ctx.db.pool, ctx.tables, groupId, [topicId])
+  const [dataHub] = await ctx.store.dataHubMembers.findDataHubPresence(groupId, [topicId])
   if (dataHub) {
     throw new KafkaJSNonRetriableError(
       `The consumer group must have no running instances: DataHub's own consumers use it (${dataHub.kind} ${dataHub.detail} at ${dataHub.at})`,

@@ -3,7 +3,7 @@ import type { Logger, SeekEntry } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { KafkaJSBrokerNotFound, KafkaJSDeleteTopicRecordsError, KafkaJSNonRetriableError, type KafkaJSError } from '../kafkajs/errors.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { deleteRecordsBefore, type RecordsCutoff } from '../store/messages.js'
+import { type RecordsCutoff } from '../store/messages.js'
 import { fail } from './errors.js'
 import { partitionWatermarks, requireTopic } from './lookup.js'
 
@@ -48,7 +48,7 @@ export async function deleteTopicRecords(ctx: PgQueueContext, logger: Logger, re
     if (value < -1n || value > BigInt(high)) outOfRange.push({ partition, offset, error: protocolError('OFFSET_OUT_OF_RANGE') })
     else cutoffs.push({ partition: Number(partition), offset: value.toString() })
   }
-  const deleted = await deleteRecordsBefore(ctx.db.pool, ctx.tables, row.id, cutoffs)
+  const deleted = await ctx.store.messages.deleteRecordsBefore(row.id, cutoffs)
   logger.debug('Deleted records', { topic, partitions: deleted })
   if (outOfRange.length > 0) {
     // KafkaJS's retrier wraps the non-retriable DeleteRecords error: callers get it as `cause`

@@ -6,7 +6,7 @@ import { newTopicFromDefaults } from '../client/topicDefaults.js'
 import { KafkaJSAggregateError, KafkaJSCreateTopicError } from '../kafkajs/errors.js'
 import { validateTopicName } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { deleteTopics as deleteTopicRows, findTopics, growPartitions, insertTopics, type NewTopic } from '../store/topics.js'
+import { type NewTopic } from '../store/topics.js'
 import { createTopicError, fail } from './errors.js'
 import { settingsFromEntries } from './topicSettings.js'
 
@@ -81,9 +81,9 @@ export async function createTopics(ctx: PgQueueContext, req: CreateTopicsRequest
   if (candidates.length > 0) {
     const names = candidates.map((c) => c.name)
     if (validateOnly) {
-      existing = (await findTopics(ctx.db.pool, ctx.tables, names)).map((r) => r.name)
+      existing = (await ctx.store.topics.findTopics(names)).map((r) => r.name)
     } else {
-      const created = new Set(await insertTopics(ctx.db.pool, ctx.tables, candidates))
+      const created = new Set(await ctx.store.topics.insertTopics(candidates))
       ctx.topics.forget(names)
       existing = names.filter((n) => !created.has(n))
     }
@@ -101,7 +101,7 @@ export async function deleteTopics(ctx: PgQueueContext, req: { topics: string[];
   if (!topics || !Array.isArray(topics)) fail(`Invalid topics array ${topics}`)
   if (topics.some((t) => typeof t !== 'string')) fail('Invalid topics array, the names must be a valid string')
   if (topics.length === 0) return
-  const deleted = new Set(await deleteTopicRows(ctx.db.pool, ctx.tables, topics))
+  const deleted = new Set(await ctx.store.topics.deleteTopics(topics))
   ctx.topics.forget(topics)
   if (topics.some((t) => !deleted.has(t))) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
 }
@@ -127,7 +127,7 @@ export async function createPartitions(ctx: PgQueueContext, req: CreatePartition
   if (new Set(topicPartitions.map((t) => t.topic)).size < topicPartitions.length) {
     fail('Invalid topic partitions array, it cannot have multiple entries for the same topic')
   }
-  const rows = new Map((await findTopics(ctx.db.pool, ctx.tables, topicPartitions.map((t) => t.topic))).map((r) => [r.name, r]))
+  const rows = new Map((await ctx.store.topics.findTopics(topicPartitions.map((t) => t.topic))).map((r) => [r.name, r]))
   const failures: Array<{ topic: string; error: Error }> = []
   for (const { topic, count } of [...topicPartitions].sort((a, b) => a.topic.localeCompare(b.topic))) {
     const row = rows.get(topic)
@@ -135,7 +135,7 @@ export async function createPartitions(ctx: PgQueueContext, req: CreatePartition
       failures.push({ topic, error: protocolError('UNKNOWN_TOPIC_OR_PARTITION') })
     } else if (!Number.isInteger(count) || count <= row.partitionCount || count > MAX_PARTITIONS) {
       failures.push({ topic, error: protocolError('INVALID_PARTITIONS') })
-    } else if (!validateOnly && !(await growPartitions(ctx.db.pool, ctx.tables, topic, count))) {
+    } else if (!validateOnly && !(await ctx.store.topics.growPartitions(topic, count))) {
       failures.push({ topic, error: protocolError('INVALID_PARTITIONS') }) // grown concurrently past `count`
     }
   }

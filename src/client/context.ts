@@ -11,6 +11,7 @@ import { tablesFor, type Tables } from '../db/tables.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import type { MaintenanceReport } from '../maintenance/run.js'
 import { startMaintenance, type MaintenanceHandle } from '../maintenance/scheduler.js'
+import { storeFor, type Store } from '../store/handle.js'
 import { ensurePartitions } from '../store/partitions.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
@@ -59,6 +60,11 @@ export class PgQueueContext {
   get db(): Database {
     if (!this.database) throw new KafkaJSNonRetriableError('Not connected: call connect() first')
     return this.database
+  }
+
+  /** The store functions bound to the open database's pool and tables (src/store/handle.ts). */
+  get store(): Store {
+    return storeFor(this.db)
   }
 
   /** host:port of the database, the "broker" of network instrumentation events ('pgqueue' before connecting). */

@@ -1,7 +1,5 @@
 import kafkajs from '../kafkajs/upstream.js'
 import type { GroupDescription } from 'kafkajs'
-import { readGeneration } from '../store/groupGeneration.js'
-import { liveMembers } from '../store/members.js'
 import type { PgQueueContext } from './context.js'
 
 // Shared by consumer.describeGroup() and admin.describeGroups().
@@ -11,12 +9,11 @@ import type { PgQueueContext } from './context.js'
  * metadata and the assignment its leader wrote, as the KafkaJS AssignerProtocol bytes Kafka would return.
  */
 export async function describeGroup(ctx: PgQueueContext, groupId: string): Promise<GroupDescription> {
-  const db = ctx.db
-  const members = await liveMembers(db.pool, db.tables, groupId)
+  const members = await ctx.store.members.liveMembers(groupId)
   if (members.length === 0) {
     return { groupId, members: [], protocol: '', protocolType: 'consumer', state: 'Empty', errorCode: 0 } as GroupDescription
   }
-  const generation = await readGeneration(db.pool, db.tables, groupId)
+  const generation = await ctx.store.groupGeneration.readGeneration(groupId)
   const protocol = generation?.protocol ?? ''
   const stable = members.every((m) => generation?.assignment[m.memberId] !== undefined)
   const empty = kafkajs.AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: {}, userData: Buffer.alloc(0) })

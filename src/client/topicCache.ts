@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js'
-import { findTopics, insertTopics, type NewTopic, type TopicRow } from '../store/topics.js'
+import { storeFor } from '../store/handle.js'
+import type { NewTopic, TopicRow } from '../store/topics.js'
 
 /**
  * Topic rows by name, refreshed after metadataMaxAge so a partition count raised elsewhere is seen (DataHub caches
@@ -26,11 +27,11 @@ export class TopicCache {
       else missing.push(name)
     }
     if (missing.length === 0) return found
-    let rows = await findTopics(db.pool, db.tables, missing)
+    let rows = await storeFor(db).topics.findTopics(missing)
     if (autoCreate && rows.length < missing.length) {
       const have = new Set(rows.map((r) => r.name))
-      await insertTopics(db.pool, db.tables, missing.filter((n) => !have.has(n)).map(autoCreate))
-      rows = await findTopics(db.pool, db.tables, missing)
+      await storeFor(db).topics.insertTopics(missing.filter((n) => !have.has(n)).map(autoCreate))
+      rows = await storeFor(db).topics.findTopics(missing)
     }
     for (const row of rows) {
       this.rows.set(row.name, { row, at: now })

@@ -1,5 +1,4 @@
 import type { PgQueueContext } from '../client/context.js'
-import { probeLedger } from '../store/lag.js'
 import { consumerRegistryFor, type ConsumerRegistry, type ConsumersHealth } from './consumerRegistry.js'
 
 export interface DatabaseHealth {
@@ -34,7 +33,7 @@ export async function databaseHealth(ctx: PgQueueContext, timeoutMs = 3000): Pro
     timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
   })
   try {
-    await Promise.race([(async () => probeLedger(ctx.db.pool, ctx.tables))(), timeout])
+    await Promise.race([(async () => ctx.store.lag.probeLedger())(), timeout])
     return { reachable: true, latencyMs: Math.round((performance.now() - started) * 10) / 10 }
   } catch (err) {
     return { reachable: false, latencyMs: null, error: (err as Error)?.message ?? String(err) }

@@ -3,8 +3,7 @@ import type pg from 'pg'
 // (next_seq - 1), not MAX(seq) of stored rows as DataHub does: retention may empty a partition without the log end
 // moving back, so an empty partition is neither "lagging" nor falsely STUCK_AHEAD, and can be reset.
 import type { PgQueueContext } from '../client/context.js'
-import { offsetCells, resetOffsetsToHigh, topicsMissingLedger, type OffsetCell } from '../store/lag.js'
-import { findTopics, seedLedger } from '../store/topics.js'
+import { resetOffsetsToHigh, type OffsetCell } from '../store/lag.js'
 import { OpsError, badRequest } from './errors.js'
 
 export const STUCK_AHEAD = 'STUCK_AHEAD'
@@ -97,19 +96,19 @@ export function aggregateLag(cells: OffsetCell[], detailed: boolean): GroupLag[]
 async function requireTopicName(ctx: PgQueueContext, topic: string | undefined): Promise<void> {
   if (topic === undefined) return
   if (typeof topic !== 'string' || topic === '') badRequest('topic must be a non-empty string')
-  if ((await findTopics(ctx.db.pool, ctx.tables, [topic])).length === 0) throw new OpsError(404, `Unknown topic "${topic}"`)
+  if ((await ctx.store.topics.findTopics([topic])).length === 0) throw new OpsError(404, `Unknown topic "${topic}"`)
 }
 
 /** Topics made by DataHub's own clients may lack ledger rows; seed them so every partition has a high watermark. */
 async function seedMissingLedgers(ctx: PgQueueContext): Promise<void> {
-  for (const id of await topicsMissingLedger(ctx.db.pool, ctx.tables)) await seedLedger(ctx.db.pool, ctx.tables, id)
+  for (const id of await ctx.store.lag.topicsMissingLedger()) await ctx.store.topics.seedLedger(id)
 }
 
 /** Lag of every committed (group, topic, partition), aggregated per topic; 404 for an unknown topic. */
 export async function consumerLag(ctx: PgQueueContext, query: LagQuery = {}): Promise<GroupLag[]> {
   await requireTopicName(ctx, query.topic)
   await seedMissingLedgers(ctx)
-  const cells = await offsetCells(ctx.db.pool, ctx.tables, { group: query.group || null, topic: query.topic ?? null })
+  const cells = await ctx.store.lag.offsetCells({ group: query.group || null, topic: query.topic ?? null })
   return aggregateLag(cells, query.detailed ?? false)
 }
 
@@ -163,7 +162,7 @@ export async function resetOffsets(ctx: PgQueueContext, req: ResetRequest = {}):
   }
   const cells = req.dryRun
     ? await rolledBack(ctx, (client) => resetOffsetsToHigh(client, ctx.tables, filter))
-    : await resetOffsetsToHigh(ctx.db.pool, ctx.tables, filter)
+    : await ctx.store.lag.resetOffsetsToHigh(filter)
   const resets = cells.map((c) => ({ ...c, high: c.newOffset }))
   const log = ctx.logger.namespace('Operations')
   if (!req.dryRun) for (const r of resets) log.warn('Consumer offset reset to the high watermark', { ...r })

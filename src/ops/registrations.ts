@@ -1,8 +1,7 @@
 // DataHub's consumer registrations (`GET/PUT/DELETE /consumers`). Our consumers refresh their group's rows on every
 // heartbeat, so deleting the row of a running group only lasts until its next beat; maintenance expires silent ones.
 import type { PgQueueContext } from '../client/context.js'
-import { deleteRegistration, listRegistrations as listRows, upsertRegistration, type RegistrationRow } from '../store/registrations.js'
-import { findTopics } from '../store/topics.js'
+import { type RegistrationRow } from '../store/registrations.js'
 import { OpsError, badRequest } from './errors.js'
 
 export type Registration = RegistrationRow
@@ -17,7 +16,7 @@ function checkName(what: string, value: unknown): asserts value is string {
 }
 
 async function requireTopic(ctx: PgQueueContext, topic: string): Promise<void> {
-  if ((await findTopics(ctx.db.pool, ctx.tables, [topic])).length === 0) throw new OpsError(404, `Unknown topic "${topic}"`)
+  if ((await ctx.store.topics.findTopics([topic])).length === 0) throw new OpsError(404, `Unknown topic "${topic}"`)
 }
 
 /** Every registration, by group then topic; only one topic's when given (404 when it does not exist). */
@@ -26,14 +25,14 @@ export async function listRegistrations(ctx: PgQueueContext, filter: { topic?: s
     checkName('topic', filter.topic)
     await requireTopic(ctx, filter.topic)
   }
-  return listRows(ctx.db.pool, ctx.tables, filter.topic ?? null)
+  return ctx.store.registrations.listRegistrations(filter.topic ?? null)
 }
 
 /** Registers (or re-beats) a group on a topic, as DataHub's poll loop does. */
 export async function registerConsumer(ctx: PgQueueContext, key: RegistrationKey): Promise<{ registered: true }> {
   checkName('group', key?.group)
   checkName('topic', key?.topic)
-  if (!(await upsertRegistration(ctx.db.pool, ctx.tables, key.group, key.topic))) {
+  if (!(await ctx.store.registrations.upsertRegistration(key.group, key.topic))) {
     throw new OpsError(404, `Unknown topic "${key.topic}"`)
   }
   return { registered: true }
@@ -43,5 +42,5 @@ export async function unregisterConsumer(ctx: PgQueueContext, key: RegistrationK
   checkName('group', key?.group)
   checkName('topic', key?.topic)
   await requireTopic(ctx, key.topic)
-  return { deleted: await deleteRegistration(ctx.db.pool, ctx.tables, key.group, key.topic) }
+  return { deleted: await ctx.store.registrations.deleteRegistration(key.group, key.topic) }
 }

@@ -1,0 +1,54 @@
+// One store handle per open database: every store function that takes (db, tables, ...) bound once to the pool
+// and the table names, so callers write ctx.store.offsets.readOffsets(groupId, topic) instead of passing
+// ctx.db.pool and ctx.tables at every call. Inside a transaction, storeFor(db, client) binds a client instead.
+import type { Database, Queryable } from '../db/database.js'
+import type { Tables } from '../db/tables.js'
+import * as dataHubMembers from './dataHubMembers.js'
+import * as groupGeneration from './groupGeneration.js'
+import * as lag from './lag.js'
+import * as leases from './leases.js'
+import * as members from './members.js'
+import * as messages from './messages.js'
+import * as offsetResets from './offsetResets.js'
+import * as offsets from './offsets.js'
+import * as partitions from './partitions.js'
+import * as registrations from './registrations.js'
+import * as topicConfig from './topicConfig.js'
+import * as topics from './topics.js'
+
+const modules = { dataHubMembers, groupGeneration, lag, leases, members, messages, offsetResets, offsets, partitions, registrations, topicConfig, topics }
+
+/** A module's (db, tables, ...args) functions, as (...args) functions. */
+type Bound<M> = {
+  [K in keyof M as M[K] extends (db: Queryable, t: Tables, ...args: never[]) => unknown ? K : never]: M[K] extends (
+    db: Queryable,
+    t: Tables,
+    ...args: infer A
+  ) => infer R
+    ? (...args: A) => R
+    : never
+}
+
+export type Store = { readonly [N in keyof typeof modules]: Bound<(typeof modules)[N]> }
+
+const bound = new WeakMap<Database, Store>()
+
+function bind(db: Queryable, t: Tables): Store {
+  const store: Record<string, Record<string, unknown>> = {}
+  for (const [name, mod] of Object.entries(modules)) {
+    const fns: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(mod)) {
+      if (typeof value === 'function') fns[key] = (...args: unknown[]) => (value as (...a: unknown[]) => unknown)(db, t, ...args)
+    }
+    store[name] = Object.freeze(fns)
+  }
+  return Object.freeze(store) as unknown as Store
+}
+
+/** The store of an open database (bound to its pool, built once), or bound to `client` for a transaction. */
+export function storeFor(db: Database, client?: Queryable): Store {
+  if (client) return bind(client, db.tables)
+  let store = bound.get(db)
+  if (!store) bound.set(db, (store = bind(db.pool, db.tables)))
+  return store
+}
