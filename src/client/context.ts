@@ -12,7 +12,6 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import type { MaintenanceReport } from '../maintenance/run.js'
 import { startMaintenance, type MaintenanceHandle } from '../maintenance/scheduler.js'
 import { storeFor, type Store } from '../store/handle.js'
-import { ensurePartitions } from '../store/partitions.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
 
@@ -79,7 +78,7 @@ export class PgQueueContext {
   async ensurePartitionsIfDue(): Promise<void> {
     if (Date.now() - this.partitionsCheckedAt < PARTITION_CHECK_INTERVAL_MS) return
     this.partitionsCheckedAt = Date.now()
-    await ensurePartitions(this.db.pool, this.tables)
+    await this.store.partitions.ensurePartitions()
   }
 
   /** Reports of the in-app maintenance runs of this client (the operations metrics count them). */
@@ -169,7 +168,7 @@ export class PgQueueContext {
         )
       }
     }
-    await ensurePartitions(db.pool, tables)
+    await storeFor(db).partitions.ensurePartitions()
     this.partitionsCheckedAt = Date.now()
   }
 }
