@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import type { Logger } from 'kafkajs'
-import { quoteIdent } from '../db/identifiers.js'
+import { listen } from '../store/notifications.js'
 
 /**
  * One LISTEN connection per client. Producers notify `<topicId>` on commit and members notify `g:<group>` on
@@ -57,7 +57,7 @@ export class Wakeups extends EventEmitter {
     client.on('end', () => this.lost(client))
     try {
       await client.connect()
-      await client.query(`LISTEN ${quoteIdent(this.channel)}`)
+      await listen(client, this.channel)
       if (this.stopped) {
         await client.end()
         return
