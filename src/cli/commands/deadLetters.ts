@@ -92,7 +92,8 @@ const retryingCommand: Command = {
     positionals(p, [])
     const filter = { group: str(p, 'group'), topic: str(p, 'topic'), limit: int(p, 'limit', { min: 1 }) ?? 1000 }
     const rows = await withKafka(p, io, ({ kafka }) => readFailingMessages(kafka, filter))
-    if (flag(p, 'json')) return writeJson(io.stdout, rows.map((r) => ({ ...r, updatedAt: r.updatedAt.toISOString() })))
+    // epoch ms, as every timestamp in --json (docs/cli.md)
+    if (flag(p, 'json')) return writeJson(io.stdout, rows.map((r) => ({ ...r, updatedAt: r.updatedAt.getTime() })))
     io.stdout.write(
       table(
         ['group', 'topic', 'partition', 'offset', 'attempts', 'last error', 'since'],

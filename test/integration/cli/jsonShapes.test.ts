@@ -142,7 +142,10 @@ describe('docs/cli.md', () => {
 
   for (const c of commands) {
     const line = c.args.join(' ')
-    it(`${line}: prints the documented shape`, { timeout: 60_000 }, async () => {
+    // migrate-transport needs a Kafka broker: checked where one is given (KAFKA_BROKERS), as in a dev run beside the
+    // contract suite's broker; its copy and offsets are tested in test/integration/migrate/
+    const needsKafka = c.args[0] === 'migrate-transport' && !process.env.KAFKA_BROKERS
+    it.skipIf(needsKafka)(`${line}: prints the documented shape`, { timeout: 60_000 }, async () => {
       await PREPARE[line]?.()
       const { code, stdout, stderr } = await cli(c.args, c.stdin)
       expect(code, stderr).toBe(0)
