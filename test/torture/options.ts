@@ -60,10 +60,12 @@ export function fullMix(transport: Transport): Mix {
  * The CI mix: the operations and faults whose guarantees hold on main. Widened as the fixes landed (#13 fencing
  * and offsets, #14 lock order and snapshot-independent sequences); still left out: priorities, because a batch
  * of mixed priorities is not in offset order and `batch.lastOffset()` is not its highest offset, so the usual
- * consume-transform-produce loop (sendOffsets at lastOffset + 1) writes duplicates (see docs/guarantees.md).
+ * consume-transform-produce loop (sendOffsets at lastOffset + 1) writes duplicates (see docs/guarantees.md);
+ * and the dead-letter group, because a member stalled in its move commits after the takeover (30-minute run, seed
+ * 1801: the stored offset went back and 14 poison messages were dead-lettered twice).
  */
 export function ciMix(transport: Transport): Mix {
-  return { ...fullMix(transport), priorities: false }
+  return { ...fullMix(transport), priorities: false, deadLetter: false }
 }
 
 const list = <T extends string>(value: string | undefined, allowed: readonly T[], name: string): T[] | undefined => {
