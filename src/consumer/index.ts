@@ -162,12 +162,19 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     clearTimeout(restartTimer)
     restartTimer = undefined
     const r = runner
-    unregister?.()
+    const leave = unregister
     unregister = undefined
     runner = undefined
     offsetManager = undefined
     membership = undefined
-    await r?.stop()
+    // still registered while the batch in flight finishes: a transaction.sendOffsets it makes (a dead-letter move,
+    // a consume-transform-produce commit) must find the member, to be fenced and translated per priority; found
+    // gone, it was written unfenced as a plain offset, passing messages of other priorities not handed out yet
+    try {
+      await r?.stop()
+    } finally {
+      leave?.()
+    }
   }
 
   const requireRunning = () => {

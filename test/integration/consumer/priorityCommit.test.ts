@@ -149,4 +149,40 @@ describe('explicit commits with priorities', () => {
     // before: the stored positions stopped at offset 4 for every priority, and u0..u4 were copied a second time
     expect(again).toEqual(['tail'])
   }, 30_000)
+  it('a sendOffsets made while stop() waits for the handler is still fenced and translated per priority', async () => {
+    const topic = await t.createTopic(1)
+    const out = await t.createTopic(1)
+    const group = uniqueName('g')
+    const producer = await t.producer()
+    await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
+    const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+
+    const first = await t.consumer({ groupId: group })
+    await first.subscribe({ topic, fromBeginning: true })
+    let inHandler!: () => void
+    const entered = new Promise<void>((r) => (inHandler = r))
+    let release!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    await first.run({
+      autoCommit: false,
+      eachMessage: async ({ message, partition }) => {
+        if (message.value!.toString() !== 'urgent') return
+        inHandler()
+        await released
+        const tx = await copier.transaction()
+        await tx.send({ topic: out, messages: [{ value: message.value }] })
+        await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }] })
+        await tx.commit()
+      },
+    })
+    await entered
+    // the consumer is being stopped while its handler is still at work (a restart, a rebalance's stop)
+    const stopping = first.stop()
+    release()
+    await stopping
+    const stored = await storedOffset(group)
+
+    // before: the member was unregistered first, the offset (6) was stored as given, and 0-4 were lost
+    await expectNextMemberGetsTheRest(topic, group, stored, 'sendOffsets during stop()')
+  }, 30_000)
 })
