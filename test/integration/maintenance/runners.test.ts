@@ -19,8 +19,10 @@ async function seed(m: MaintenanceFixture): Promise<Record<string, string>> {
   }
   await m.insertRows(topics.age.id, 0, 5, { ageSeconds: 600 })
   await m.insertRows(topics.age.id, 0, 3)
+  // the row cap deletes oldest first across partitions: partition 1's rows are a minute older, so the order does not
+  // depend on how far apart the two inserts ran (they interleave within milliseconds otherwise)
   await m.insertRows(topics.rows.id, 0, 10)
-  await m.insertRows(topics.rows.id, 1, 3)
+  await m.insertRows(topics.rows.id, 1, 3, { ageSeconds: 60 })
   await m.insertRows(topics.bytes.id, 0, 10, { bytes: 30 })
   await m.insertRows(topics.aggressive.id, 0, 6)
   await m.insertRows(topics.untouched.id, 0, 4)
