@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { EventEmitter, once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import type { EachBatchHandler, EachMessageHandler, IHeaders, Kafka as KafkaJSKafka, Producer } from 'kafkajs'
+import type { EachBatchHandler, EachMessageHandler, IHeaders, Kafka as KafkaJSKafka, Producer, ProducerRecord } from 'kafkajs'
 import { Kafka as PgQueueKafka } from '../kafka.js'
 import { KafkaJSError } from '../kafkajs/errors.js'
 import { memoryAttempts, storedAttempts, type AttemptLog } from './attempts.js'
@@ -98,6 +98,9 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
   const about = (d: Delivery, attempts: number, error: Error) =>
     ({ groupId: o.groupId, topic: d.topic, partition: d.partition, offset: d.message.offset, attempts, error })
 
+  /** one transaction at a time on the producer: partitions consumed concurrently move their messages in turn */
+  let moving: Promise<unknown> = Promise.resolve()
+
   /** The send on to `topic` and the offset commit: one transaction when the producer has an id. */
   async function forward(d: Delivery, topic: string, headers: IHeaders): Promise<void> {
     const record = { topic, messages: [{ key: d.message.key, value: d.message.value, headers }] }
@@ -105,6 +108,12 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
       await producer.send(record)
       return
     }
+    const turn = moving.then(() => moveInTransaction(d, record))
+    moving = turn.catch(() => undefined)
+    return turn
+  }
+
+  async function moveInTransaction(d: Delivery, record: ProducerRecord): Promise<void> {
     const tx = await producer.transaction()
     try {
       await tx.send(record)

@@ -94,4 +94,34 @@ describe('dead-lettering an urgent message', () => {
     expect([...handled].sort()).toEqual(['n0', 'n1', 'n2'])
     await dl.disconnect()
   }, 40_000)
+  it('poison messages of partitions consumed concurrently are each moved once, one transaction at a time', async () => {
+    const partitions = 4
+    const topic = await t.createTopic(partitions)
+    const groupId = uniqueName('g')
+    const producer = await t.producer()
+    await producer.send({ topic, messages: Array.from({ length: partitions }, (_, partition) => ({ value: 'poison', partition })) })
+    const dl = deadLetter(t.kafka as never, { groupId, topic: `${topic}.dlq`, maxAttempts: 1 })
+    await dl.connect()
+    const movedFrom = new Set<number>()
+    let allMoved!: () => void
+    const done = new Promise<void>((r) => (allMoved = r))
+    dl.on(dl.events.DEAD_LETTER, (e) => {
+      movedFrom.add(e.payload.partition)
+      if (movedFrom.size === partitions) allMoved()
+    })
+    const crashes: unknown[] = []
+    const consumer = await t.consumer({ groupId })
+    consumer.on(consumer.events.CRASH, (e) => crashes.push(e.payload.error))
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.run({
+      partitionsConsumedConcurrently: partitions,
+      eachMessage: dl.eachMessage(async () => {
+        throw new Error('cannot handle it')
+      }),
+    })
+    // before: the second concurrent move failed with "There is already an ongoing transaction for this producer"
+    await done
+    expect(crashes).toEqual([])
+    await dl.disconnect()
+  }, 30_000)
 })
