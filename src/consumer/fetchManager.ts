@@ -165,7 +165,12 @@ export class FetchManager {
     const fetched = await this.o.source.fetch(states, limit, this.lastFetchRows >= perBatch)
     let rows = 0
     let bytes = 0
-    for (const f of fetched) for (const r of f?.rows ?? []) (rows++, (bytes += r.payloadBytes))
+    for (const f of fetched) {
+      for (const r of f?.rows ?? []) {
+        rows++
+        bytes += r.payloadBytes
+      }
+    }
     this.lastFetchRows = rows
     if (rows > 0) this.lastRowBytes = Math.max(1, bytes / rows)
     return fetched

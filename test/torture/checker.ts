@@ -401,8 +401,10 @@ function checkCommits(
     let idx = -1
     while (lo <= hi) {
       const mid = (lo + hi) >> 1
-      if (p[mid].offset < committed) (idx = mid), (lo = mid + 1)
-      else hi = mid - 1
+      if (p[mid].offset < committed) {
+        idx = mid
+        lo = mid + 1
+      } else hi = mid - 1
     }
     if (idx < 0 || p[idx].doneBy <= c.t) continue
     const k = `${c.g}|${tpKey(c.topic, c.partition)}@${p[idx].missing.offset}`
