@@ -17,14 +17,38 @@ const below = (...layers) => ({ path: '^src/', pathNot: layers.join('|') })
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'an import circle', from: { path: '^src/' }, to: { circular: true } },
-    { name: 'base-is-a-leaf', severity: 'error', comment: 'config, codecs and KafkaJS building blocks import nothing above them', from: { path: BASE }, to: below(BASE) },
+    {
+      name: 'base-is-a-leaf',
+      severity: 'error',
+      comment: 'config, codecs and KafkaJS building blocks import nothing above them',
+      from: { path: BASE },
+      to: below(BASE),
+    },
     { name: 'db-imports-base-only', severity: 'error', from: { path: DB }, to: below(BASE, DB) },
     { name: 'store-imports-db-and-base', severity: 'error', from: { path: STORE }, to: below(BASE, DB, STORE) },
     { name: 'maintenance-imports-store-and-below', severity: 'error', from: { path: MAINTENANCE }, to: below(BASE, DB, STORE, MAINTENANCE) },
     { name: 'client-imports-maintenance-and-below', severity: 'error', from: { path: CLIENT }, to: below(BASE, DB, STORE, MAINTENANCE, CLIENT) },
-    { name: 'producer-apart', severity: 'error', comment: 'shared pieces go to client/', from: { path: '^src/producer/' }, to: { path: '^src/(consumer|admin)/' } },
-    { name: 'consumer-apart', severity: 'error', comment: 'shared pieces go to client/', from: { path: '^src/consumer/' }, to: { path: '^src/(producer|admin)/' } },
-    { name: 'admin-apart', severity: 'error', comment: 'shared pieces go to client/', from: { path: '^src/admin/' }, to: { path: '^src/(producer|consumer)/' } },
+    {
+      name: 'producer-apart',
+      severity: 'error',
+      comment: 'shared pieces go to client/',
+      from: { path: '^src/producer/' },
+      to: { path: '^src/(consumer|admin)/' },
+    },
+    {
+      name: 'consumer-apart',
+      severity: 'error',
+      comment: 'shared pieces go to client/',
+      from: { path: '^src/consumer/' },
+      to: { path: '^src/(producer|admin)/' },
+    },
+    {
+      name: 'admin-apart',
+      severity: 'error',
+      comment: 'shared pieces go to client/',
+      from: { path: '^src/admin/' },
+      to: { path: '^src/(producer|consumer)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

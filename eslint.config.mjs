@@ -4,9 +4,20 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 const nodeGlobals = Object.fromEntries(
-  ['process', 'console', 'Buffer', 'URL', 'AbortController', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'fetch', 'globalThis'].map(
-    (name) => [name, 'readonly'],
-  ),
+  [
+    'process',
+    'console',
+    'Buffer',
+    'URL',
+    'AbortController',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'fetch',
+    'globalThis',
+  ].map((name) => [name, 'readonly']),
 )
 const commonJsGlobals = { require: 'readonly', module: 'writable', exports: 'writable', __dirname: 'readonly', __filename: 'readonly' }
 
@@ -20,7 +31,13 @@ export default tseslint.config(
       // `_name` marks a value that is there for its position (a destructured rest, a callback's signature)
       '@typescript-eslint/no-unused-vars': [
         'error',
-        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
       ],
       '@typescript-eslint/no-unused-expressions': ['error', { allowShortCircuit: true, allowTernary: true }],
       // identifier and subject checks match control characters on purpose

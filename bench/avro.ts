@@ -108,7 +108,9 @@ async function main(): Promise<void> {
       const median = sorted[Math.floor(sorted.length / 2)]!
       const all = runs.map((r) => Math.round(r.perSecond)).join(', ')
       const perSecond = Math.round(median.perSecond)
-      console.log(`${name.padEnd(5)} median ${median.seconds.toFixed(2)} s = ${perSecond} msg/s (runs: ${all})  avg value ${median.bytes.toFixed(1)} bytes`)
+      console.log(
+        `${name.padEnd(5)} median ${median.seconds.toFixed(2)} s = ${perSecond} msg/s (runs: ${all})  avg value ${median.bytes.toFixed(1)} bytes`,
+      )
     }
   } finally {
     await server.close()

@@ -54,11 +54,18 @@ async function main() {
         [id, from, partitions, rows, n],
       )
     }
-    await pool.query(`UPDATE ${t.partitionSeq} SET next_seq = (SELECT max(enqueue_seq) + 1 FROM ${t.message} m
-                      WHERE m.topic_id = $1 AND m.partition_id = ${t.partitionSeq}.partition_id) WHERE topic_id = $1`, [id])
+    await pool.query(
+      `UPDATE ${t.partitionSeq} SET next_seq = (SELECT max(enqueue_seq) + 1 FROM ${t.message} m
+                      WHERE m.topic_id = $1 AND m.partition_id = ${t.partitionSeq}.partition_id) WHERE topic_id = $1`,
+      [id],
+    )
     await pool.query(`VACUUM ANALYZE ${t.message}`)
     const fill = ms(start)
-    const size = (await pool.query(`SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS s FROM pg_inherits WHERE inhparent = $1::regclass`, [t.message])).rows[0].s
+    const size = (
+      await pool.query(`SELECT pg_size_pretty(sum(pg_total_relation_size(inhrelid))) AS s FROM pg_inherits WHERE inhparent = $1::regclass`, [
+        t.message,
+      ])
+    ).rows[0].s
     console.log(`filled ${rows} rows over ${partitions} partitions in ${(fill / 1000).toFixed(1)} s (${size})`)
 
     start = process.hrtime.bigint()
@@ -76,8 +83,11 @@ async function main() {
       ['byteCap', 'max_total_payload_bytes', Math.floor(rows * 0.4) * 100],
     ]
     for (const [policy, column, cap] of policies) {
-      await pool.query(`UPDATE ${t.topic} SET max_rows_per_topic = 0, max_total_payload_bytes = 0, retention_max_age_seconds = 0
-                        WHERE id = $1`, [id])
+      await pool.query(
+        `UPDATE ${t.topic} SET max_rows_per_topic = 0, max_total_payload_bytes = 0, retention_max_age_seconds = 0
+                        WHERE id = $1`,
+        [id],
+      )
       await pool.query(`UPDATE ${t.topic} SET ${quoteIdent(column)} = $2 WHERE id = $1`, [id, cap])
       let cursor = FIRST_BATCH
       const times: number[] = []
@@ -89,8 +99,10 @@ async function main() {
         cursor = res.cursor
         deleted += res.deleted
       }
-      console.log(`${policy}: ${batches} batches of ${batch} deleted ${deleted} rows; first ${times[0].toFixed(0)} ms, ` +
-        `median ${median(times.slice(1)).toFixed(0)} ms, max ${Math.max(...times.slice(1)).toFixed(0)} ms`)
+      console.log(
+        `${policy}: ${batches} batches of ${batch} deleted ${deleted} rows; first ${times[0].toFixed(0)} ms, ` +
+          `median ${median(times.slice(1)).toFixed(0)} ms, max ${Math.max(...times.slice(1)).toFixed(0)} ms`,
+      )
     }
   } finally {
     if (!values.keep) await pool.query(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`)

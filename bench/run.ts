@@ -66,7 +66,8 @@ async function setupPgQueue(runId: string, keep: boolean): Promise<Setup> {
     ctx: { pg: { pool, schema } },
     info: { source, url: redactConnectionString(url), schema, settings },
     close: async () => {
-      if (!keep) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((e: Error) => log(`could not drop schema ${schema}: ${e.message}`))
+      if (!keep)
+        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch((e: Error) => log(`could not drop schema ${schema}: ${e.message}`))
       await pool.end()
       await stopServer()
     },
@@ -93,7 +94,12 @@ async function main(): Promise<void> {
   const startedAt = new Date()
   const runId = `${startedAt.toISOString().replace(/\D/g, '').slice(2, 14)}_${randomBytes(2).toString('hex')}`
   log(`run ${runId}: ${args.quick ? 'quick' : 'full'}; scenarios ${args.scenarios.join(', ')}; backends ${args.backends.join(', ')}`)
-  log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GB, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(
+    `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GB, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
 
   const setups = new Map<Backend, Setup>()
   // per backend, per run: the rows each scenario produced

@@ -138,7 +138,9 @@ async function stop(): Promise<void> {
   const cpuMs = countAtReport > countAtFirst ? cpuAtReport - cpuAtFirst : 0
   const cpuMessages = countAtReport - countAtFirst
   // exit only once the report is out (a large one, with latencies, takes a while to flush)
-  process.send!({ type: 'done', count, maxOffsets, firstAt, lastAt, rssPeak, latencies, cpuMs, cpuMessages, error } satisfies WorkerMessage, () => process.exit(0))
+  process.send!({ type: 'done', count, maxOffsets, firstAt, lastAt, rssPeak, latencies, cpuMs, cpuMessages, error } satisfies WorkerMessage, () =>
+    process.exit(0),
+  )
 }
 
 main(config).catch((e: Error) => {

@@ -1,36 +1,31 @@
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import kafkajs from 'kafkajs';
-import type { Kafka, KafkaConfig } from 'kafkajs';
-import { expect, inject } from 'vitest';
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import kafkajs from 'kafkajs'
+import type { Kafka, KafkaConfig } from 'kafkajs'
+import { expect, inject } from 'vitest'
 
-export * from './helpers.js';
+export * from './helpers.js'
 
-export type BackendName = 'kafka' | 'pgqueue';
+export type BackendName = 'kafka' | 'pgqueue'
 
 /** What `createKafka` of src/transport.ts must accept for the pgqueue branch. */
 export interface PgQueueOptions {
-  connectionString?: string;
-  schema?: string;
-  enabled?: boolean;
+  connectionString?: string
+  schema?: string
+  enabled?: boolean
 }
-export type TransportConfig = KafkaConfig & { pgqueue?: PgQueueOptions };
+export type TransportConfig = KafkaConfig & { pgqueue?: PgQueueOptions }
 interface TransportModule {
-  createKafka(config: TransportConfig): Kafka;
+  createKafka(config: TransportConfig): Kafka
 }
 
-export const backendName: BackendName = parseBackend(process.env.DATAHUB_MESSAGING_TRANSPORT);
+export const backendName: BackendName = parseBackend(process.env.DATAHUB_MESSAGING_TRANSPORT)
 
 /**
  * Behaviour a backend may not have (yet). `true` = supported; a string = the reason tests that need
  * it are reported as skipped on that backend. Differences live here, not as ifs in the tests.
  */
-export type Capability =
-  | 'transactions'
-  | 'groupAdmin'
-  | 'offsetAdmin'
-  | 'offsetsByTimestamp'
-  | 'sendDuringOpenTransaction';
+export type Capability = 'transactions' | 'groupAdmin' | 'offsetAdmin' | 'offsetsByTimestamp' | 'sendDuringOpenTransaction'
 
 const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
   kafka: {
@@ -47,33 +42,33 @@ const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
     offsetsByTimestamp: true,
     sendDuringOpenTransaction: true,
   },
-};
+}
 
-export const capabilities = CAPABILITIES[backendName];
+export const capabilities = CAPABILITIES[backendName]
 
 /** Why no test can run on this backend right now (e.g. no broker and COMPAT_REQUIRE_KAFKA unset). */
 export function backendUnavailable(): string | null {
-  return backendName === 'kafka' ? inject('kafkaUnavailable') : null;
+  return backendName === 'kafka' ? inject('kafkaUnavailable') : null
 }
 
 /** Returns the reason a test needing these capabilities is pending here, or null if it can run. */
 export function pendingReason(needs: readonly Capability[]): string | null {
-  const down = backendUnavailable();
-  if (down) return down;
+  const down = backendUnavailable()
+  if (down) return down
   for (const need of needs) {
-    const cap = capabilities[need];
-    if (cap !== true) return `${backendName} lacks ${need}: ${cap}`;
+    const cap = capabilities[need]
+    if (cap !== true) return `${backendName} lacks ${need}: ${cap}`
   }
-  return null;
+  return null
 }
 
 /** A KafkaJS `Kafka` for the selected backend; everything in the suite goes through this. */
 export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka> {
-  const clientId = opts.clientId ?? 'compat';
+  const clientId = opts.clientId ?? 'compat'
   if (backendName === 'kafka') {
-    return new kafkajs.Kafka({ clientId, brokers: inject('kafkaBrokers'), logLevel: kafkajs.logLevel.NOTHING });
+    return new kafkajs.Kafka({ clientId, brokers: inject('kafkaBrokers'), logLevel: kafkajs.logLevel.NOTHING })
   }
-  const { createKafka } = (await import('../src/transport.js')) as TransportModule;
+  const { createKafka } = (await import('../src/transport.js')) as TransportModule
   return createKafka({
     clientId,
     brokers: ['pgqueue'],
@@ -83,10 +78,10 @@ export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka
       connectionString: inject('pgUrl'),
       schema: fileSchema(),
     },
-  });
+  })
 }
 
-let schemaOfThisFile: string | undefined;
+let schemaOfThisFile: string | undefined
 
 /**
  * One schema per test file (modules are isolated per file): compat_<run>_<file>_<random>. The run id
@@ -94,15 +89,15 @@ let schemaOfThisFile: string | undefined;
  */
 export function fileSchema(): string {
   if (!schemaOfThisFile) {
-    const file = path.basename(expect.getState().testPath ?? 'file', '.test.ts').replace(/[^a-z0-9]/gi, '_');
-    const run = inject('compatRunId');
-    schemaOfThisFile = `compat_${run}_${file.toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+    const file = path.basename(expect.getState().testPath ?? 'file', '.test.ts').replace(/[^a-z0-9]/gi, '_')
+    const run = inject('compatRunId')
+    schemaOfThisFile = `compat_${run}_${file.toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`
   }
-  return schemaOfThisFile;
+  return schemaOfThisFile
 }
 
 function parseBackend(value: string | undefined): BackendName {
-  const v = (value ?? 'kafka').trim().toLowerCase() || 'kafka';
-  if (v === 'kafka' || v === 'pgqueue') return v;
-  throw new Error(`DATAHUB_MESSAGING_TRANSPORT must be kafka or pgqueue, got ${JSON.stringify(value)}`);
+  const v = (value ?? 'kafka').trim().toLowerCase() || 'kafka'
+  if (v === 'kafka' || v === 'pgqueue') return v
+  throw new Error(`DATAHUB_MESSAGING_TRANSPORT must be kafka or pgqueue, got ${JSON.stringify(value)}`)
 }

@@ -1,5 +1,5 @@
-import path from 'node:path';
-import { defineConfig } from 'vitest/config';
+import path from 'node:path'
+import { defineConfig } from 'vitest/config'
 
 // The contract suite has its own config: one broker per run (globalSetup), no unit/integration files.
 export default defineConfig({
@@ -15,4 +15,4 @@ export default defineConfig({
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
   },
-});
+})

@@ -57,7 +57,10 @@ async function main(): Promise<void> {
         return held.length === partitions.length && partitions.every((p) => held.includes(p))
       }),
     )
-    console.log(`groups on ${TOPIC}:`, members.map((m) => `${m.groupId}[${m.name}: partitions ${(assignment.get(m.name) ?? []).join(',') || 'none'}]`).join(' '))
+    console.log(
+      `groups on ${TOPIC}:`,
+      members.map((m) => `${m.groupId}[${m.name}: partitions ${(assignment.get(m.name) ?? []).join(',') || 'none'}]`).join(' '),
+    )
 
     // GMS: one MCL per aspect change, keyed by entity urn (all changes of an entity stay in order)
     const datasets = ['orders', 'customers', 'payments', 'shipments'].map((t) => `urn:li:dataset:(urn:li:dataPlatform:postgres,shop.${t},PROD)`)
@@ -70,11 +73,20 @@ async function main(): Promise<void> {
     const groupTotal = (g: string) => members.filter((m) => m.groupId === g).reduce((n, m) => n + received.get(m.name)!.length, 0)
     await waitUntil(15_000, 'every group to receive every change', () => [BASE_GROUP, ...HOOK_GROUPS].every((g) => groupTotal(g) >= changes.length))
 
-    const expected = changes.map((c) => c.entityUrn + '/' + c.aspectName).sort().join()
+    const expected = changes
+      .map((c) => c.entityUrn + '/' + c.aspectName)
+      .sort()
+      .join()
     for (const g of [BASE_GROUP, ...HOOK_GROUPS]) {
       const got = members.filter((m) => m.groupId === g).flatMap((m) => received.get(m.name)!)
       assert.ok(got.length === changes.length && [...got].sort().join() === expected, `${g} received each change exactly once (${got.length})`)
-      console.log(`  ${g}: ${got.length} changes`, members.filter((m) => m.groupId === g).map((m) => `(${m.name}: ${received.get(m.name)!.length})`).join(' '))
+      console.log(
+        `  ${g}: ${got.length} changes`,
+        members
+          .filter((m) => m.groupId === g)
+          .map((m) => `(${m.name}: ${received.get(m.name)!.length})`)
+          .join(' '),
+      )
     }
     console.log(`datahub-fanout: ${changes.length} changes reached all ${1 + HOOK_GROUPS.length} groups; the base group's 2 members shared them`)
   } finally {

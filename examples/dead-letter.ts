@@ -13,7 +13,12 @@ import { createKafka, deadLetter, logLevel, readDeadLetters } from 'kafkajs-pgqu
 async function main(): Promise<void> {
   const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: process.env.DATAHUB_MESSAGING_TRANSPORT ?? 'pgqueue' }
   const kafka = createKafka(
-    { clientId: 'dead-letter', brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','), logLevel: logLevel.WARN, pgqueue: { enabled: true } },
+    {
+      clientId: 'dead-letter',
+      brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','),
+      logLevel: logLevel.WARN,
+      pgqueue: { enabled: true },
+    },
     env,
   )
   const run = `${Date.now().toString(36)}-${process.pid}`
@@ -23,19 +28,29 @@ async function main(): Promise<void> {
   const producer = kafka.producer()
   const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 200 })
   const dl = deadLetter(kafka, { groupId, maxAttempts: 3, backoff: { initialMs: 100, maxMs: 400 } })
-  dl.on(dl.events.RETRY, ({ payload }) => console.log(`  attempt ${payload.attempts} of offset ${payload.offset} failed (${payload.error.message}); again in ${payload.delayMs} ms`))
+  dl.on(dl.events.RETRY, ({ payload }) =>
+    console.log(`  attempt ${payload.attempts} of offset ${payload.offset} failed (${payload.error.message}); again in ${payload.delayMs} ms`),
+  )
   await Promise.all([admin.connect(), producer.connect(), consumer.connect(), dl.connect()])
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }, { topic: `${topic}.dlq`, numPartitions: 1 }] })
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic, numPartitions: 1 },
+        { topic: `${topic}.dlq`, numPartitions: 1 },
+      ],
+    })
     await producer.send({ topic, messages: ['invoice-1', 'corrupt', 'invoice-3'].map((value) => ({ key: 'customer-7', value })) })
 
     const billed: string[] = []
     let billedBoth!: () => void
     const bothBilled = new Promise<void>((resolve) => (billedBoth = resolve))
-    const moved = new Promise<void>((resolve) => dl.on(dl.events.DEAD_LETTER, ({ payload }) => {
-      console.log(`  offset ${payload.offset} dead-lettered to ${payload.deadLetterTopic} after ${payload.attempts} attempts`)
-      resolve()
-    }))
+    const moved = new Promise<void>((resolve) =>
+      dl.on(dl.events.DEAD_LETTER, ({ payload }) => {
+        console.log(`  offset ${payload.offset} dead-lettered to ${payload.deadLetterTopic} after ${payload.attempts} attempts`)
+        resolve()
+      }),
+    )
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await consumer.run({
       eachMessage: dl.eachMessage(async ({ message }) => {
@@ -46,13 +61,17 @@ async function main(): Promise<void> {
       }),
     })
     // the message after the poison one is billed only once the poison one has been moved (order is kept)
-    const timedOut = delay(20_000, undefined, { ref: false }).then(() => Promise.reject(new Error('timed out after 20 s waiting for the dead-letter move')))
+    const timedOut = delay(20_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error('timed out after 20 s waiting for the dead-letter move')),
+    )
     await Promise.race([Promise.all([moved, bothBilled]), timedOut])
     console.log(`billed in order: ${billed.join(', ')}`)
     assert.ok(billed.join() === 'invoice-1,invoice-3', 'the partition moved on past the poison message, in order')
 
     const [entry] = await readDeadLetters(kafka, `${topic}.dlq`)
-    console.log(`dead-letter entry: from ${entry?.origin?.topic}/${entry?.origin?.partition}@${entry?.origin?.offset}, ${entry?.origin?.attempts} attempts, ${entry?.origin?.errorClass}: ${entry?.origin?.errorMessage}`)
+    console.log(
+      `dead-letter entry: from ${entry?.origin?.topic}/${entry?.origin?.partition}@${entry?.origin?.offset}, ${entry?.origin?.attempts} attempts, ${entry?.origin?.errorClass}: ${entry?.origin?.errorMessage}`,
+    )
     assert.ok(entry?.value?.toString() === 'corrupt' && entry.origin?.offset === '1', 'the dead-letter topic holds the poison message and its origin')
   } finally {
     await Promise.all([consumer.disconnect(), dl.disconnect()])

@@ -71,7 +71,9 @@ async function main(): Promise<void> {
         if (handled.size === total) finished()
       },
     })
-    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${total} messages`)))
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`timed out after 15 s waiting for ${total} messages`)),
+    )
     await Promise.race([allHandled, timedOut])
     await consumer.stop()
 
@@ -82,7 +84,9 @@ async function main(): Promise<void> {
     assert.ok(repeated.length === 0, `no message handled twice (repeated ${repeated.join()})`)
     const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] })
     assert.ok(committed.partitions[0].offset === String(total), `committed offset ${committed.partitions[0].offset}, expected ${total}`)
-    console.log(`each-batch on ${transport}: ${total} messages in ${batches} batches, a failure at ${failAt} redelivered only the unresolved rest, committed offset ${total}`)
+    console.log(
+      `each-batch on ${transport}: ${total} messages in ${batches} batches, a failure at ${failAt} redelivered only the unresolved rest, committed offset ${total}`,
+    )
   } finally {
     await Promise.all([consumer.disconnect(), producer.disconnect(), admin.disconnect()])
   }

@@ -27,7 +27,12 @@ async function main(): Promise<void> {
   const reader = kafka.consumer({ groupId: `audit-${run}` }) // reads the results: committed transactions only
   await Promise.all([admin.connect(), source.connect(), producer.connect(), converter.connect(), reader.connect()])
   try {
-    await admin.createTopics({ topics: [{ topic: input, numPartitions: 2 }, { topic: output, numPartitions: 2 }] })
+    await admin.createTopics({
+      topics: [
+        { topic: input, numPartitions: 2 },
+        { topic: output, numPartitions: 2 },
+      ],
+    })
     const payments = Array.from({ length: total }, (_, i) => ({ id: i, usdCents: 1000 + i * 37 }))
     await source.send({ topic: input, messages: payments.map((p) => ({ key: `account-${p.id % 7}`, value: JSON.stringify(p) })) })
 
@@ -78,7 +83,9 @@ async function main(): Promise<void> {
         if (++seen >= total) done()
       },
     })
-    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${total} converted payments`)))
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`timed out after 15 s waiting for ${total} converted payments`)),
+    )
     await Promise.race([allConverted, timedOut])
     await Promise.all([converter.stop(), reader.stop()])
 

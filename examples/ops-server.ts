@@ -16,7 +16,12 @@ async function main(): Promise<void> {
   // unset means kafka for createKafka; this example falls back to pgqueue so it runs without a broker
   const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: process.env.DATAHUB_MESSAGING_TRANSPORT ?? 'pgqueue' }
   const kafka = createKafka(
-    { clientId: 'ops-example', brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','), logLevel: logLevel.WARN, pgqueue: { enabled: true } },
+    {
+      clientId: 'ops-example',
+      brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','),
+      logLevel: logLevel.WARN,
+      pgqueue: { enabled: true },
+    },
     env,
   )
   const pgqueue = kafka instanceof Kafka
@@ -54,7 +59,10 @@ async function main(): Promise<void> {
     const metrics = await (await fetch(`${server.url}/metrics`)).text()
     const ours = metrics.split('\n').filter((l) => l.includes(topic) && !l.includes('_bucket'))
     console.log(`GET /metrics -> ${ours.length} series for ${topic}, e.g.\n  ${ours.slice(0, 3).join('\n  ')}`)
-    assert.ok(ours.some((l) => l.startsWith('messaging_client_sent_messages_total') && l.endsWith(' 6')), 'six messages sent')
+    assert.ok(
+      ours.some((l) => l.startsWith('messaging_client_sent_messages_total') && l.endsWith(' 6')),
+      'six messages sent',
+    )
 
     if (pgqueue) {
       await consumer.stop() // commits what was consumed

@@ -72,7 +72,9 @@ async function main(): Promise<void> {
         if (delivered.length === committed.length) done()
       },
     })
-    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${committed.length} events`)))
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`timed out after 15 s waiting for ${committed.length} events`)),
+    )
     await Promise.race([allDelivered, timedOut])
     await consumer.stop()
 

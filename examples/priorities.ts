@@ -19,8 +19,10 @@ async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'priorities', logLevel: logLevel.WARN, pgqueue: { enabled: true, consumerPoll: { maxBatchMessages: BATCH } } })
   const bands = kafka.config.priorityBands
   const usingDefault = process.env.DATAHUB_PGQUEUE_PRIORITY_BANDS === undefined
-  console.log(`priority bands${usingDefault ? ' (default)' : ' (DATAHUB_PGQUEUE_PRIORITY_BANDS)'}:`,
-    bands.map((b) => `${b.range[0]}-${b.range[1]}: weight ${b.weight}`).join(', '))
+  console.log(
+    `priority bands${usingDefault ? ' (default)' : ' (DATAHUB_PGQUEUE_PRIORITY_BANDS)'}:`,
+    bands.map((b) => `${b.range[0]}-${b.range[1]}: weight ${b.weight}`).join(', '),
+  )
 
   const run = `${Date.now().toString(36)}-${process.pid}`
   const topic = `jobs-${run}`
@@ -53,18 +55,26 @@ async function main(): Promise<void> {
         if (batch.isEmpty()) return
         const priorities = batch.messages.map((m) => priorityOf.get(m.value!.toString().split('-')[0])!)
         batches.push(priorities)
-        console.log(`  batch ${batches.length}: ${batch.messages.map((m) => m.value!.toString().split('-')[0][0]).join('')}  (priorities ${priorities.join('')})`)
+        console.log(
+          `  batch ${batches.length}: ${batch.messages.map((m) => m.value!.toString().split('-')[0][0]).join('')}  (priorities ${priorities.join('')})`,
+        )
         total += batch.messages.length
         if (total >= messages.length) done()
       },
     })
-    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} jobs`)))
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} jobs`)),
+    )
     await Promise.race([allConsumed, timedOut])
     await consumer.stop()
 
     assert.ok(total === messages.length, `consumed ${total} of ${messages.length}`)
     // within a batch the most urgent come first
-    for (const [i, b] of batches.entries()) assert.ok(b.every((p, j) => j === 0 || p >= b[j - 1]), `batch ${i + 1} in priority order`)
+    for (const [i, b] of batches.entries())
+      assert.ok(
+        b.every((p, j) => j === 0 || p >= b[j - 1]),
+        `batch ${i + 1} in priority order`,
+      )
     // the first batch is led by the alerts although they were produced last ...
     assert.ok(batches[0][0] === 0, 'the first message consumed is an alert')
     // ... and with the default bands it is split 7/2/1: the bulk band is not starved

@@ -57,7 +57,9 @@ async function main(): Promise<void> {
         if (received.length === messages.length) allReceived()
       },
     })
-    const timedOut = delay(15_000, undefined, { ref: false }).then(() => Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} messages`)))
+    const timedOut = delay(15_000, undefined, { ref: false }).then(() =>
+      Promise.reject(new Error(`timed out after 15 s waiting for ${messages.length} messages`)),
+    )
     await Promise.race([done, timedOut])
     await consumer.stop() // commits what was consumed
 
@@ -68,7 +70,10 @@ async function main(): Promise<void> {
       const ofKey = received.filter((p) => p.message.key?.toString() === key)
       assert.ok(new Set(ofKey.map((p) => p.partition)).size === 1, `${key} stays on one partition`)
       const ids = ofKey.map((p) => JSON.parse(p.message.value!.toString()).orderId)
-      assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), `${key}'s orders arrive in order`)
+      assert.ok(
+        ids.every((id, i) => i === 0 || id > ids[i - 1]),
+        `${key}'s orders arrive in order`,
+      )
     }
     const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] })
     const ends = await admin.fetchTopicOffsets(topic)

@@ -14,7 +14,12 @@ import { createKafka, deadLetter, logLevel, readDeadLetters, type EachMessagePay
 async function main(): Promise<void> {
   const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: process.env.DATAHUB_MESSAGING_TRANSPORT ?? 'pgqueue' }
   const kafka = createKafka(
-    { clientId: 'retry-topics', brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','), logLevel: logLevel.WARN, pgqueue: { enabled: true } },
+    {
+      clientId: 'retry-topics',
+      brokers: (process.env.KAFKA_BROKERS ?? 'localhost:9092').split(','),
+      logLevel: logLevel.WARN,
+      pgqueue: { enabled: true },
+    },
     env,
   )
   const run = `${Date.now().toString(36)}-${process.pid}`
@@ -25,7 +30,11 @@ async function main(): Promise<void> {
   const retry = deadLetter(kafka, { ...options, groupId: `${groupId}.retry` })
   const retryTopics = main.retryTopics(topic)
   for (const dl of [main, retry]) {
-    dl.on(dl.events.RETRY, ({ payload }) => console.log(`  ${payload.topic}@${payload.offset}: attempt ${payload.attempts} failed (${payload.error.message}); next in ${payload.retryTopic} after ${payload.delayMs} ms`))
+    dl.on(dl.events.RETRY, ({ payload }) =>
+      console.log(
+        `  ${payload.topic}@${payload.offset}: attempt ${payload.attempts} failed (${payload.error.message}); next in ${payload.retryTopic} after ${payload.delayMs} ms`,
+      ),
+    )
   }
   const admin = kafka.admin()
   const producer = kafka.producer()
@@ -33,7 +42,10 @@ async function main(): Promise<void> {
   const retryConsumer = kafka.consumer({ groupId: `${groupId}.retry`, maxWaitTimeInMs: 200 })
   await Promise.all([admin.connect(), producer.connect(), consumer.connect(), retryConsumer.connect(), main.connect(), retry.connect()])
   try {
-    await admin.createTopics({ waitForLeaders: true, topics: [topic, `${topic}.dlq`, ...retryTopics].map((name) => ({ topic: name, numPartitions: 1 })) })
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [topic, `${topic}.dlq`, ...retryTopics].map((name) => ({ topic: name, numPartitions: 1 })),
+    })
     await producer.send({ topic, messages: ['pay-1', 'gateway-busy', 'pay-3', 'corrupt'].map((value) => ({ key: 'customer-7', value })) })
 
     const paid: string[] = []
@@ -50,10 +62,12 @@ async function main(): Promise<void> {
       paid.push(value)
       if (paid.length === 3) allPaid()
     }
-    const moved = new Promise<void>((resolve) => retry.on(retry.events.DEAD_LETTER, ({ payload }) => {
-      console.log(`  ${payload.topic}@${payload.offset} dead-lettered to ${payload.deadLetterTopic} after ${payload.attempts} attempts`)
-      resolve()
-    }))
+    const moved = new Promise<void>((resolve) =>
+      retry.on(retry.events.DEAD_LETTER, ({ payload }) => {
+        console.log(`  ${payload.topic}@${payload.offset} dead-lettered to ${payload.deadLetterTopic} after ${payload.attempts} attempts`)
+        resolve()
+      }),
+    )
     await consumer.subscribe({ topics: [topic], fromBeginning: true })
     await consumer.run({ eachMessage: main.eachMessage(pay) })
     await retryConsumer.subscribe({ topics: retryTopics, fromBeginning: true })
@@ -66,8 +80,13 @@ async function main(): Promise<void> {
     assert.deepEqual(paid, ['pay-1', 'pay-3', 'gateway-busy'])
 
     const [entry] = await readDeadLetters(kafka, `${topic}.dlq`)
-    console.log(`dead-letter entry: from ${entry?.origin?.topic}@${entry?.origin?.offset}, ${entry?.origin?.attempts} attempts, ${entry?.origin?.errorMessage}`)
-    assert.ok(entry?.value?.toString() === 'corrupt' && entry.origin?.topic === topic && entry.origin.offset === '3', 'the dead letter names its first topic')
+    console.log(
+      `dead-letter entry: from ${entry?.origin?.topic}@${entry?.origin?.offset}, ${entry?.origin?.attempts} attempts, ${entry?.origin?.errorMessage}`,
+    )
+    assert.ok(
+      entry?.value?.toString() === 'corrupt' && entry.origin?.topic === topic && entry.origin.offset === '3',
+      'the dead letter names its first topic',
+    )
   } finally {
     await Promise.all([consumer.disconnect(), retryConsumer.disconnect(), main.disconnect(), retry.disconnect()])
     await Promise.all([producer.disconnect(), admin.disconnect()])

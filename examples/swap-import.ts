@@ -73,7 +73,14 @@ async function shutdown(): Promise<void> {
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void shutdown().then(() => process.exit(0), () => process.exit(1)))
+  process.once(
+    signal,
+    () =>
+      void shutdown().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      ),
+  )
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -41,7 +41,13 @@ async function main(): Promise<void> {
     console.log(`  cluster ${cluster.clusterId}: ${cluster.brokers.map((b) => `${b.host}:${b.port}`).join(', ')}`)
 
     await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] })
-    await producer.send({ topic, messages: [{ key: 'a', value: `hello from ${transport}` }, { key: 'b', value: 'second' }] })
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'a', value: `hello from ${transport}` },
+        { key: 'b', value: 'second' },
+      ],
+    })
 
     const values: string[] = []
     let done!: () => void

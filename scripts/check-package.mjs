@@ -48,12 +48,29 @@ try {
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
   const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/i.test(l))
   const dead = links.filter((l) => !shipped.some((f) => f === l || f.startsWith(l.endsWith('/') ? l : `${l}/`)))
-  step(`README: ${links.length} relative links, each to a file in the tarball`, { ok: dead.length === 0, out: `not in the tarball: ${dead.join(', ')}` })
+  step(`README: ${links.length} relative links, each to a file in the tarball`, {
+    ok: dead.length === 0,
+    out: `not in the tarball: ${dead.join(', ')}`,
+  })
 
   const app = path.join(tmp, 'consumer')
   fs.cpSync(path.join(root, 'scripts', 'consumer-types'), app, { recursive: true })
   const registryClient = `@kafkajs/confluent-schema-registry@${devVersion('@kafkajs/confluent-schema-registry')}` // examples/avro.ts
-  const install = run('npm', ['install', tarball, `@types/node@${devVersion('@types/node')}`, registryClient, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--omit=optional'], app)
+  const install = run(
+    'npm',
+    [
+      'install',
+      tarball,
+      `@types/node@${devVersion('@types/node')}`,
+      registryClient,
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      '--omit=optional',
+    ],
+    app,
+  )
   if (!install.ok) throw new Error(install.out)
   for (const config of ['tsconfig.node16.json', 'tsconfig.nodenext.json', 'tsconfig.bundler.json']) {
     step(`tsc -p ${config} (skipLibCheck: false)`, run(bin('tsc'), ['-p', config], app))
@@ -63,8 +80,16 @@ try {
   step('examples type-check against the tarball (skipLibCheck: false)', run(bin('tsc'), ['-p', 'tsconfig.examples.json'], app))
   if (process.env.DATABASE_URL) {
     // a schema of its own on the shared database (the example's topic and group names are unique per run)
-    const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: 'pgqueue', DATAHUB_PGQUEUE_SCHEMA: 'check_package', KAFKAJS_NO_PARTITIONER_WARNING: '1' }
-    step('examples/quickstart.ts runs from the tarball', run(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'examples/quickstart.ts'], app, env))
+    const env = {
+      ...process.env,
+      DATAHUB_MESSAGING_TRANSPORT: 'pgqueue',
+      DATAHUB_PGQUEUE_SCHEMA: 'check_package',
+      KAFKAJS_NO_PARTITIONER_WARNING: '1',
+    }
+    step(
+      'examples/quickstart.ts runs from the tarball',
+      run(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'examples/quickstart.ts'], app, env),
+    )
   } else console.log('skip examples/quickstart.ts from the tarball (no DATABASE_URL)')
 } catch (err) {
   failures++

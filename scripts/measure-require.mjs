@@ -15,5 +15,7 @@ const pkgs = new Set(Object.keys(require.cache).filter((k) => k.includes('/node_
 console.log(JSON.stringify({ ms, pkgs: [...pkgs].sort() }))`
 const samples = Array.from({ length: runs }, () => JSON.parse(execFileSync(process.execPath, ['-e', probe], { encoding: 'utf8' })))
 const times = samples.map((s) => s.ms).sort((a, b) => a - b)
-console.log(`require(${path.relative(process.cwd(), entry)}): median ${times[Math.floor(runs / 2)].toFixed(0)} ms, min ${times[0].toFixed(0)} ms over ${runs} runs`)
+console.log(
+  `require(${path.relative(process.cwd(), entry)}): median ${times[Math.floor(runs / 2)].toFixed(0)} ms, min ${times[0].toFixed(0)} ms over ${runs} runs`,
+)
 console.log(`dependencies loaded: ${samples[0].pkgs.join(' ')}`)

@@ -27,8 +27,18 @@ const tsxCli = require.resolve('tsx/cli')
 
 /** Preferred order; examples not listed run after these, alphabetically. */
 const ORDER = [
-  'demo', 'quickstart', 'transport-toggle', 'swap-import', 'each-batch', 'exactly-once', 'outbox', 'priorities',
-  'datahub-fanout', 'avro', 'ops-server', 'dead-letter',
+  'demo',
+  'quickstart',
+  'transport-toggle',
+  'swap-import',
+  'each-batch',
+  'exactly-once',
+  'outbox',
+  'priorities',
+  'datahub-fanout',
+  'avro',
+  'ops-server',
+  'dead-letter',
 ]
 const SLOW_MS = 20_000
 const PG_VARIABLES = ['DATABASE_URL', 'DATAHUB_PGQUEUE_DATASOURCE_URL', 'PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGSERVICE']
@@ -64,7 +74,11 @@ function parseArgs(argv: string[]): Options {
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2)
     const value = () => inline ?? argv[++i] ?? usage(`${flag} needs a value`)
-    if (flag === '--only') o.only = value().split(',').map((s) => s.trim().replace(/\.ts$/, '')).filter(Boolean)
+    if (flag === '--only')
+      o.only = value()
+        .split(',')
+        .map((s) => s.trim().replace(/\.ts$/, ''))
+        .filter(Boolean)
     else if (flag === '--transport') {
       const t = value()
       if (t !== 'pgqueue' && t !== 'kafka') usage(`unknown transport ${t}`)
@@ -80,7 +94,9 @@ function parseArgs(argv: string[]): Options {
 }
 
 function usage(problem: string): never {
-  console.error(`${problem}\nusage: run-examples [--only a,b] [--transport pgqueue|kafka]... [--pg embedded|<postgres url>]... [--timeout ms] [--verbose]`)
+  console.error(
+    `${problem}\nusage: run-examples [--only a,b] [--transport pgqueue|kafka]... [--pg embedded|<postgres url>]... [--timeout ms] [--verbose]`,
+  )
   process.exit(2)
 }
 
@@ -101,7 +117,8 @@ function discover(only?: string[]): Example[] {
       const file = path.join(examplesDir, `${name}.ts`)
       const marker = /^\/\/\s*transports:(.*)$/m.exec(fs.readFileSync(file, 'utf8'))
       const modes = new Set((marker?.[1] ?? 'pgqueue').split(/[\s,]+/).filter(Boolean) as Mode[])
-      for (const m of modes) if (!['pgqueue', 'kafka', 'kafkajs'].includes(m)) throw new Error(`${name}.ts: unknown transport "${m}" in its transports: line`)
+      for (const m of modes)
+        if (!['pgqueue', 'kafka', 'kafkajs'].includes(m)) throw new Error(`${name}.ts: unknown transport "${m}" in its transports: line`)
       return { name, file, modes }
     })
 }
@@ -121,11 +138,7 @@ function pgColumns(o: Options): Column[] {
     return o.databases.map((d) => ({ label: d === 'embedded' ? 'pgqueue (embedded)' : `pgqueue (${redact(d)})`, transport: 'pgqueue', database: d }))
   }
   const configured = PG_VARIABLES.find((v) => v !== 'PGPASSWORD' && process.env[v])
-  const label = !configured
-    ? 'embedded'
-    : configured.endsWith('URL')
-      ? redact(process.env[configured]!)
-      : `${configured} environment`
+  const label = !configured ? 'embedded' : configured.endsWith('URL') ? redact(process.env[configured]!) : `${configured} environment`
   return [{ label: `pgqueue (${label})`, transport: 'pgqueue', database: configured ? undefined : 'embedded' }]
 }
 
@@ -179,9 +192,11 @@ async function waitForOtherLocalBroker(): Promise<void> {
   const waitMs = Number(process.env.EXAMPLES_BROKER_WAIT_MS ?? 600_000)
   const deadline = Date.now() + waitMs
   let pid = alive()
-  if (pid !== undefined) console.log(`[broker] another run's local broker (pid ${pid}) is up; waiting up to ${waitMs / 1000} s for it to stop (or set KAFKA_BROKERS)`)
+  if (pid !== undefined)
+    console.log(`[broker] another run's local broker (pid ${pid}) is up; waiting up to ${waitMs / 1000} s for it to stop (or set KAFKA_BROKERS)`)
   while (pid !== undefined) {
-    if (Date.now() > deadline) throw new Error(`another run's local broker (pid ${pid}) is still up after ${waitMs} ms; set KAFKA_BROKERS to use a broker of your own`)
+    if (Date.now() > deadline)
+      throw new Error(`another run's local broker (pid ${pid}) is still up after ${waitMs} ms; set KAFKA_BROKERS to use a broker of your own`)
     await new Promise((r) => setTimeout(r, 2_000))
     pid = alive()
   }
@@ -283,7 +298,9 @@ async function main(): Promise<void> {
           console.log(`[broker] ${broker.source} at ${brokers.join(',')}, ready in ${broker.timings.startMs} ms`)
         } catch (e) {
           unavailable = `no Kafka broker: ${(e as Error).message.split('\n')[0]}`
-          console.log(`[broker] ${unavailable}${process.env.COMPAT_REQUIRE_KAFKA === '1' ? ' (COMPAT_REQUIRE_KAFKA=1: failing)' : ' (skipped; COMPAT_REQUIRE_KAFKA=1 fails instead)'}`)
+          console.log(
+            `[broker] ${unavailable}${process.env.COMPAT_REQUIRE_KAFKA === '1' ? ' (COMPAT_REQUIRE_KAFKA=1: failing)' : ' (skipped; COMPAT_REQUIRE_KAFKA=1 fails instead)'}`,
+          )
         }
       } else if (column.database === 'embedded') {
         // hold the embedded server for the whole run, so each example reuses it instead of starting its own
@@ -318,7 +335,9 @@ async function main(): Promise<void> {
         const cell = await runOne(example.name, file, column, childEnv(column, brokers), o)
         if (file !== example.file) cell.note = cell.note ? `${cell.note}, import 'kafkajs'` : "import 'kafkajs'"
         cells.set(key, cell)
-        console.log(`  ${cell.state === 'pass' ? '✓' : '✗'} ${example.name} ${((cell.ms ?? 0) / 1000).toFixed(1)}s${cell.note ? ` (${cell.note})` : ''}`)
+        console.log(
+          `  ${cell.state === 'pass' ? '✓' : '✗'} ${example.name} ${((cell.ms ?? 0) / 1000).toFixed(1)}s${cell.note ? ` (${cell.note})` : ''}`,
+        )
       }
       await cleanup() // the broker / embedded server of this column
     }
@@ -332,7 +351,10 @@ async function main(): Promise<void> {
   const failed = all.filter((c) => c.state === 'fail').length
   const skipped = all.filter((c) => c.state === 'skip').length
   if (process.env.CI) {
-    fs.writeFileSync(path.join(root, '.cache', 'examples.report.json'), JSON.stringify({ numPassedTests: passed, numFailedTests: failed, numPendingTests: skipped }))
+    fs.writeFileSync(
+      path.join(root, '.cache', 'examples.report.json'),
+      JSON.stringify({ numPassedTests: passed, numFailedTests: failed, numPendingTests: skipped }),
+    )
   }
   if (skipped > 0) console.log(`(${skipped} skipped)`)
   console.log(`examples: ${passed} passed, ${failed} failed`)

@@ -60,7 +60,12 @@ export async function relationSizes(pool: pg.Pool, schema: string): Promise<Rela
     [schema],
   )
   return res.rows
-    .map((r) => ({ table: r.name.replace(`${PREFIX}_`, ''), tableBytes: Number(r.table_bytes), indexBytes: Number(r.index_bytes), rows: Number(r.rows) }))
+    .map((r) => ({
+      table: r.name.replace(`${PREFIX}_`, ''),
+      tableBytes: Number(r.table_bytes),
+      indexBytes: Number(r.index_bytes),
+      rows: Number(r.rows),
+    }))
     .filter((r) => r.tableBytes + r.indexBytes > 16384)
 }
 

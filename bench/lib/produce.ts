@@ -17,7 +17,11 @@ export function messages(count: number, from = 0, partitions = 0): Message[] {
 
 export const now = () => performance.timeOrigin + performance.now()
 
-export async function withProducer<T>(target: Target, fn: (p: Producer) => Promise<T>, config: Parameters<ReturnType<typeof makeKafka>['producer']>[0] = {}): Promise<T> {
+export async function withProducer<T>(
+  target: Target,
+  fn: (p: Producer) => Promise<T>,
+  config: Parameters<ReturnType<typeof makeKafka>['producer']>[0] = {},
+): Promise<T> {
   const producer = makeKafka(target, 'bench-producer').producer(config)
   await producer.connect()
   try {
@@ -38,7 +42,14 @@ export interface ProduceResult {
  * Sends `total` messages in sends of `batch` messages with `inFlight` sends outstanding at a time (each sender
  * awaits its send before the next, as application code does), acks = all; `partitions` as for messages().
  */
-export async function produce(producer: Producer, topic: string, total: number, batch: number, inFlight: number, partitions = 0): Promise<ProduceResult> {
+export async function produce(
+  producer: Producer,
+  topic: string,
+  total: number,
+  batch: number,
+  inFlight: number,
+  partitions = 0,
+): Promise<ProduceResult> {
   const sends = Math.ceil(total / batch)
   const prepared = Array.from({ length: Math.min(sends, 64) }, (_, i) => messages(batch, i * batch, partitions))
   let next = 0
@@ -86,7 +97,12 @@ export async function produceAtRate(producer: Producer, topic: string, perSecond
 }
 
 /** Transactions of `size` messages each, one after another, for `seconds`. */
-export async function produceTransactions(producer: Producer, topic: string, size: number, seconds: number): Promise<{ transactions: number; ms: number }> {
+export async function produceTransactions(
+  producer: Producer,
+  topic: string,
+  size: number,
+  seconds: number,
+): Promise<{ transactions: number; ms: number }> {
   const batch = messages(size)
   const started = now()
   let transactions = 0

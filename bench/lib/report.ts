@@ -98,13 +98,12 @@ export function tableLines(results: Record<Backend, Row[]>): TableLine[] {
 
 export function markdownTable(lines: TableLine[]): string {
   const cell = (r: Row | undefined, unit: string) => (r ? `${fmt(r.value, unit)}${r.note ? ` (${r.note})` : ''}` : '-')
-  const out = [
-    '| Scenario | Unit | pgQueue | Kafka | pgQueue / Kafka | Target | Met |',
-    '|---|---|---:|---:|---:|---|:---:|',
-  ]
+  const out = ['| Scenario | Unit | pgQueue | Kafka | pgQueue / Kafka | Target | Met |', '|---|---|---:|---:|---:|---|:---:|']
   for (const l of lines) {
     const met = l.met === null ? '' : l.met ? 'yes' : '**no**'
-    out.push(`| ${l.label} | ${l.unit} | ${cell(l.pgqueue, l.unit)} | ${cell(l.kafka, l.unit)} | ${l.ratio === undefined ? '' : l.ratio.toFixed(2)} | ${l.target} | ${met} |`)
+    out.push(
+      `| ${l.label} | ${l.unit} | ${cell(l.pgqueue, l.unit)} | ${cell(l.kafka, l.unit)} | ${l.ratio === undefined ? '' : l.ratio.toFixed(2)} | ${l.target} | ${met} |`,
+    )
   }
   return out.join('\n')
 }

@@ -5,9 +5,7 @@ import { createKafka } from '../../src/transport.js'
 import type { PgQueueOptions } from '../../src/config/types.js'
 import type { Backend } from './args.js'
 
-export type Target =
-  | { backend: 'pgqueue'; url: string; schema: string; options?: PgQueueOptions }
-  | { backend: 'kafka'; brokers: string[] }
+export type Target = { backend: 'pgqueue'; url: string; schema: string; options?: PgQueueOptions } | { backend: 'kafka'; brokers: string[] }
 
 export function backendOf(target: Target): Backend {
   return target.backend

@@ -65,7 +65,12 @@ export async function parallelScenario(ctx: RunContext): Promise<Row[]> {
   await prefill(ctx.target, topic, ctx.sizes.parallel)
   const ends = await highWatermarks(ctx.target, topic)
   const groupId = `bench-parallel-${ctx.runId}`
-  const [g] = await runMembers([1, 2, 3, 4].map(() => member(ctx, topic, groupId, 'eachMessage')), topic, 8, ends)
+  const [g] = await runMembers(
+    [1, 2, 3, 4].map(() => member(ctx, topic, groupId, 'eachMessage')),
+    topic,
+    8,
+    ends,
+  )
   ctx.log(`parallel: ${Math.round(g!.perSecond)} msg/s, ${g!.duplicates} duplicates (${g!.members.map((m) => m.count).join(' + ')})`)
   return [
     {
@@ -75,7 +80,12 @@ export async function parallelScenario(ctx: RunContext): Promise<Row[]> {
       unit: 'msg/s',
       value: g!.perSecond,
       note: `${g!.duplicates} duplicates`,
-      detail: { messages: ctx.sizes.parallel, duplicates: g!.duplicates, perMember: g!.members.map((m) => m.count), ms: Math.round(g!.lastAt - g!.firstAt) },
+      detail: {
+        messages: ctx.sizes.parallel,
+        duplicates: g!.duplicates,
+        perMember: g!.members.map((m) => m.count),
+        ms: Math.round(g!.lastAt - g!.firstAt),
+      },
     },
   ]
 }

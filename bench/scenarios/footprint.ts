@@ -17,7 +17,15 @@ export async function footprintScenario(ctx: RunContext): Promise<Row[]> {
   await prefill(ctx.target, topic, total)
   const ends = await highWatermarks(ctx.target, topic)
   const before = ctx.pg ? await churn(ctx.pg.pool, ctx.pg.schema) : undefined
-  const member = { target: ctx.target, topic, groupId: `bench-footprint-${ctx.runId}`, mode: 'eachMessage' as const, latency: false, gated: true, maxWaitTimeInMs: 100 }
+  const member = {
+    target: ctx.target,
+    topic,
+    groupId: `bench-footprint-${ctx.runId}`,
+    mode: 'eachMessage' as const,
+    latency: false,
+    gated: true,
+    maxWaitTimeInMs: 100,
+  }
   const [g] = await runMembers([member], topic, 1, ends, { drainTimeoutMs: 1_800_000 })
   const rssMB = g!.rssPeak / MB
   ctx.log(`footprint: consumer peak RSS ${rssMB.toFixed(0)} MB draining ${total} messages (${Math.round(g!.perSecond)} msg/s)`)
@@ -42,7 +50,9 @@ export async function footprintScenario(ctx: RunContext): Promise<Row[]> {
     // sizes are of the whole schema (every scenario of the run stores its messages in the same table): per row
     const stored = message?.rows || 1
     const created = after.updatedOrDeleted - before.updatedOrDeleted
-    ctx.log(`footprint: ${(created / total).toFixed(4)} dead tuples per consumed message; tables ${sizes.map((s) => `${s.table} ${(s.tableBytes / MB).toFixed(1)}+${(s.indexBytes / MB).toFixed(1)} MB`).join(', ')}`)
+    ctx.log(
+      `footprint: ${(created / total).toFixed(4)} dead tuples per consumed message; tables ${sizes.map((s) => `${s.table} ${(s.tableBytes / MB).toFixed(1)}+${(s.indexBytes / MB).toFixed(1)} MB`).join(', ')}`,
+    )
     rows.push(
       {
         key: 'footprint.storedBytes',
@@ -59,7 +69,9 @@ export async function footprintScenario(ctx: RunContext): Promise<Row[]> {
         label: 'index bytes per message (Kafka: offset and time indexes)',
         unit: 'B/msg',
         value: (message?.indexBytes ?? 0) / stored,
-        note: Object.entries(indexes).map(([k, v]) => `${k.replace(/^idx_+/, '').replace(/^message_/, '')} ${Math.round(v / stored)}`).join(', '),
+        note: Object.entries(indexes)
+          .map(([k, v]) => `${k.replace(/^idx_+/, '').replace(/^message_/, '')} ${Math.round(v / stored)}`)
+          .join(', '),
         detail: { indexes },
       },
       {
@@ -76,7 +88,14 @@ export async function footprintScenario(ctx: RunContext): Promise<Row[]> {
   if (ctx.kafkaDataDir) {
     const { log, index } = logBytes(ctx.kafkaDataDir, `${topic}-`)
     rows.push(
-      { key: 'footprint.storedBytes', scenario: 'footprint', label: 'stored bytes per 256 B message', unit: 'B/msg', value: log / total, note: `${(log / MB).toFixed(0)} MB` },
+      {
+        key: 'footprint.storedBytes',
+        scenario: 'footprint',
+        label: 'stored bytes per 256 B message',
+        unit: 'B/msg',
+        value: log / total,
+        note: `${(log / MB).toFixed(0)} MB`,
+      },
       { key: 'footprint.indexBytes', scenario: 'footprint', label: 'index bytes per message', unit: 'B/msg', value: index / total },
     )
   }

@@ -27,8 +27,8 @@ const total = Number(flag('--messages', '200000'))
 const mode = flag('--mode', 'eachBatch') as WorkerConfig['mode']
 const trees = argv.map((t) => path.resolve(t))
 const url = process.env.DATABASE_URL
-if (!url || trees.length === 0) throw new Error('usage: DATABASE_URL=... tsx bench/tools/consume-ab.ts [--rounds n] [--messages n] [--mode m] <tree>...')
-
+if (!url || trees.length === 0)
+  throw new Error('usage: DATABASE_URL=... tsx bench/tools/consume-ab.ts [--rounds n] [--messages n] [--mode m] <tree>...')
 
 async function main(): Promise<void> {
   const runId = randomBytes(3).toString('hex')

@@ -26,7 +26,8 @@ const batch = Number(flag('--batch', '1000'))
 const profiles = process.env.AB_CPU_PROF
 const trees = argv.map((t) => path.resolve(t))
 const url = process.env.DATABASE_URL
-if (!url || trees.length === 0) throw new Error('usage: DATABASE_URL=... tsx bench/tools/produce-ab.ts [--rounds n] [--messages n] [--batch n] <tree>...')
+if (!url || trees.length === 0)
+  throw new Error('usage: DATABASE_URL=... tsx bench/tools/produce-ab.ts [--rounds n] [--messages n] [--batch n] <tree>...')
 
 interface Report {
   perSecond: number

@@ -44,7 +44,9 @@ async function main() {
   }
   for (let i = 0; i < files.length; i++) {
     const ratio = (xs, base) => (median(xs) / median(base)).toFixed(2)
-    console.log(`${files[i]}: wall ${median(wall[i]).toFixed(2)} ms (x${ratio(wall[i], wall[0])}), server CPU ${median(cpu[i]).toFixed(2)} ms (x${ratio(cpu[i], cpu[0])})`)
+    console.log(
+      `${files[i]}: wall ${median(wall[i]).toFixed(2)} ms (x${ratio(wall[i], wall[0])}), server CPU ${median(cpu[i]).toFixed(2)} ms (x${ratio(cpu[i], cpu[0])})`,
+    )
   }
   await client.end()
 }

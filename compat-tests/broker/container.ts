@@ -1,23 +1,23 @@
-import { KAFKA_VERSION } from './local-kafka.js';
-import { freePort } from './ports.js';
-import { waitUntilReady } from './ready.js';
-import type { RunningBroker } from './types.js';
+import { KAFKA_VERSION } from './local-kafka.js'
+import { freePort } from './ports.js'
+import { waitUntilReady } from './ready.js'
+import type { RunningBroker } from './types.js'
 
 /**
  * Resolves with a broker in a container, or with null when no container engine answers.
  * The probe rejects within milliseconds without an engine, so it is cheap to try first.
  */
 export async function startKafkaContainer(log: (msg: string) => void): Promise<RunningBroker | null> {
-  const tc = await import('testcontainers');
+  const tc = await import('testcontainers')
   try {
-    await tc.getContainerRuntimeClient();
+    await tc.getContainerRuntimeClient()
   } catch (e) {
-    log(`no container engine (${(e as Error).message}); falling back to a local broker`);
-    return null;
+    log(`no container engine (${(e as Error).message}); falling back to a local broker`)
+    return null
   }
-  const started = Date.now();
+  const started = Date.now()
   // Same port inside and outside: the advertised listener must be reachable from this process.
-  const port = await freePort();
+  const port = await freePort()
   const container = await new tc.GenericContainer(`apache/kafka:${KAFKA_VERSION}`)
     .withExposedPorts({ container: port, host: port })
     .withEnvironment({
@@ -39,20 +39,20 @@ export async function startKafkaContainer(log: (msg: string) => void): Promise<R
     })
     .withWaitStrategy(tc.Wait.forLogMessage(/Kafka Server started/))
     .withStartupTimeout(120_000)
-    .start();
-  const brokers = [`${container.getHost()}:${port}`];
+    .start()
+  const brokers = [`${container.getHost()}:${port}`]
   try {
-    await waitUntilReady(brokers, { timeoutMs: 60_000 });
+    await waitUntilReady(brokers, { timeoutMs: 60_000 })
   } catch (e) {
-    await container.stop().catch(() => {});
-    throw e;
+    await container.stop().catch(() => {})
+    throw e
   }
   return {
     brokers,
     source: `container apache/kafka:${KAFKA_VERSION} (${container.getId().slice(0, 12)})`,
     timings: { startMs: Date.now() - started },
     stop: async () => {
-      await container.stop();
+      await container.stop()
     },
-  };
+  }
 }

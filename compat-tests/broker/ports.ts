@@ -1,14 +1,14 @@
-import net from 'node:net';
+import net from 'node:net'
 
 /** A loopback TCP port that was free a moment ago (the OS picks it). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
+    const server = net.createServer()
+    server.unref()
+    server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
 }

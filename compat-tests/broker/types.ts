@@ -1,7 +1,7 @@
 export interface RunningBroker {
-  brokers: string[];
+  brokers: string[]
   /** Where the broker came from, for the run's log. */
-  source: string;
-  timings: { fetchJarsMs?: number; startMs: number };
-  stop(): Promise<void>;
+  source: string
+  timings: { fetchJarsMs?: number; startMs: number }
+  stop(): Promise<void>
 }

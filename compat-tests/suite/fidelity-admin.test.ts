@@ -1,153 +1,152 @@
-import kafkajs from 'kafkajs';
-import type { Admin } from 'kafkajs';
-import { describe, expect } from 'vitest';
-import { Collector, contract, messages, uniqueName, waitFor, type Scope } from '../harness.js';
+import kafkajs from 'kafkajs'
+import type { Admin } from 'kafkajs'
+import { describe, expect } from 'vitest'
+import { Collector, contract, messages, uniqueName, waitFor, type Scope } from '../harness.js'
 
-const { KafkaJSNonRetriableError } = kafkajs;
+const { KafkaJSNonRetriableError } = kafkajs
 
 /** An admin that was never connected: KafkaJS connects its cluster on demand for these calls. */
 async function unconnectedAdmin(t: Scope): Promise<Admin> {
-  const admin = (await t.kafka()).admin();
-  t.track(admin);
-  return admin;
+  const admin = (await t.kafka()).admin()
+  t.track(admin)
+  return admin
 }
 
 /** A topic with `n` messages in partition 0, made with the scope's own (connected) clients. */
 async function topicWith(t: Scope, n: number, partitions = 1): Promise<string> {
-  const topic = await t.topic(partitions);
-  if (n > 0) await (await t.producer()).send({ topic, messages: messages(n).map((m) => ({ ...m, partition: 0 })) });
-  return topic;
+  const topic = await t.topic(partitions)
+  if (n > 0) await (await t.producer()).send({ topic, messages: messages(n).map((m) => ({ ...m, partition: 0 })) })
+  return topic
 }
 
 async function committed(admin: Admin, groupId: string, topic: string, resolveOffsets = false) {
-  const [entry] = await admin.fetchOffsets({ groupId, topics: [topic], resolveOffsets });
-  return entry!.partitions.map(({ partition, offset }) => ({ partition, offset }));
+  const [entry] = await admin.fetchOffsets({ groupId, topics: [topic], resolveOffsets })
+  return entry!.partitions.map(({ partition, offset }) => ({ partition, offset }))
 }
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   return p.then(
     () => {
-      throw new Error('expected a rejection');
+      throw new Error('expected a rejection')
     },
     (e: Error) => e,
-  );
+  )
 }
 
 describe('admin without connect()', () => {
   contract('listTopics works without connect()', async (t) => {
-    const topic = await t.topic(1);
-    const admin = await unconnectedAdmin(t);
-    expect(await admin.listTopics()).toContain(topic);
-  });
+    const topic = await t.topic(1)
+    const admin = await unconnectedAdmin(t)
+    expect(await admin.listTopics()).toContain(topic)
+  })
 
   contract('createTopics works without connect()', async (t) => {
-    const admin = await unconnectedAdmin(t);
-    const topic = uniqueName('noconnect');
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] })).toBe(true);
-    await waitFor(async () => (await (await t.admin()).listTopics()).includes(topic), { message: 'topic listed' });
-  });
+    const admin = await unconnectedAdmin(t)
+    const topic = uniqueName('noconnect')
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 2 }] })).toBe(true)
+    await waitFor(async () => (await (await t.admin()).listTopics()).includes(topic), { message: 'topic listed' })
+  })
 
   contract('fetchTopicMetadata works without connect()', async (t) => {
-    const topic = await t.topic(3);
-    const admin = await unconnectedAdmin(t);
-    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-    expect(topics[0]!.partitions.map((p) => p.partitionId).sort()).toEqual([0, 1, 2]);
-  });
+    const topic = await t.topic(3)
+    const admin = await unconnectedAdmin(t)
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] })
+    expect(topics[0]!.partitions.map((p) => p.partitionId).sort()).toEqual([0, 1, 2])
+  })
 
   contract('fetchTopicOffsets works without connect()', async (t) => {
-    const topic = await topicWith(t, 2);
-    const admin = await unconnectedAdmin(t);
-    expect(await admin.fetchTopicOffsets(topic)).toEqual([{ partition: 0, offset: '2', high: '2', low: '0' }]);
-  });
+    const topic = await topicWith(t, 2)
+    const admin = await unconnectedAdmin(t)
+    expect(await admin.fetchTopicOffsets(topic)).toEqual([{ partition: 0, offset: '2', high: '2', low: '0' }])
+  })
 
   contract('fetchTopicOffsetsByTimestamp works without connect()', async (t) => {
-    const topic = await topicWith(t, 2);
-    const admin = await unconnectedAdmin(t);
-    expect(await admin.fetchTopicOffsetsByTimestamp(topic, Date.now() + 60_000)).toEqual([{ partition: 0, offset: '2' }]);
-  });
+    const topic = await topicWith(t, 2)
+    const admin = await unconnectedAdmin(t)
+    expect(await admin.fetchTopicOffsetsByTimestamp(topic, Date.now() + 60_000)).toEqual([{ partition: 0, offset: '2' }])
+  })
 
   contract('fetchOffsets works without connect()', async (t) => {
-    const topic = await t.topic(1);
-    const admin = await unconnectedAdmin(t);
-    expect(await committed(admin, uniqueName('group'), topic)).toEqual([{ partition: 0, offset: '-1' }]);
-  });
+    const topic = await t.topic(1)
+    const admin = await unconnectedAdmin(t)
+    expect(await committed(admin, uniqueName('group'), topic)).toEqual([{ partition: 0, offset: '-1' }])
+  })
 
   contract('deleteTopics works without connect()', async (t) => {
-    const topic = await t.topic(1);
-    const admin = await unconnectedAdmin(t);
-    await admin.deleteTopics({ topics: [topic] });
-    await waitFor(async () => !(await (await t.admin()).listTopics()).includes(topic), { message: 'topic gone' });
-  });
+    const topic = await t.topic(1)
+    const admin = await unconnectedAdmin(t)
+    await admin.deleteTopics({ topics: [topic] })
+    await waitFor(async () => !(await (await t.admin()).listTopics()).includes(topic), { message: 'topic gone' })
+  })
 
   contract('createPartitions works without connect()', async (t) => {
-    const topic = await t.topic(1);
-    const admin = await unconnectedAdmin(t);
-    await admin.createPartitions({ topicPartitions: [{ topic, count: 2 }] });
-    await waitFor(
-      async () => (await (await t.admin()).fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.length === 2,
-      { message: '2 partitions' },
-    );
-  });
+    const topic = await t.topic(1)
+    const admin = await unconnectedAdmin(t)
+    await admin.createPartitions({ topicPartitions: [{ topic, count: 2 }] })
+    await waitFor(async () => (await (await t.admin()).fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.length === 2, {
+      message: '2 partitions',
+    })
+  })
 
   contract('setOffsets and resetOffsets work without connect()', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await unconnectedAdmin(t);
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '2' }] });
-    expect(await committed(await t.admin(), groupId, topic)).toEqual([{ partition: 0, offset: '2' }]);
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    expect(await committed(await t.admin(), groupId, topic, true)).toEqual([{ partition: 0, offset: '0' }]);
-  });
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await unconnectedAdmin(t)
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '2' }] })
+    expect(await committed(await t.admin(), groupId, topic)).toEqual([{ partition: 0, offset: '2' }])
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    expect(await committed(await t.admin(), groupId, topic, true)).toEqual([{ partition: 0, offset: '0' }])
+  })
 
   contract('disconnect() of an admin that never connected resolves', async (t) => {
-    const admin = (await t.kafka()).admin();
-    await expect(admin.disconnect()).resolves.toBeUndefined();
-  });
-});
+    const admin = (await t.kafka()).admin()
+    await expect(admin.disconnect()).resolves.toBeUndefined()
+  })
+})
 
 describe('admin offsets as Kafka stores them', () => {
   contract('resetOffsets({ earliest: true }) then fetchOffsets({ resolveOffsets: true }) returns the low watermark', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] });
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    expect(await committed(admin, groupId, topic, true)).toEqual([{ partition: 0, offset: '0' }]);
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] })
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    expect(await committed(admin, groupId, topic, true)).toEqual([{ partition: 0, offset: '0' }])
     // resolving writes the offsets back: a plain fetch now shows them too
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '0' }]);
-  });
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '0' }])
+  })
 
   contract('resetOffsets() (latest) then fetchOffsets({ resolveOffsets: true }) returns the high watermark', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] });
-    await admin.resetOffsets({ groupId, topic, earliest: false });
-    expect(await committed(admin, groupId, topic, true)).toEqual([{ partition: 0, offset: '3' }]);
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '3' }]);
-  });
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] })
+    await admin.resetOffsets({ groupId, topic, earliest: false })
+    expect(await committed(admin, groupId, topic, true)).toEqual([{ partition: 0, offset: '3' }])
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '3' }])
+  })
 
   contract('resetOffsets({ earliest: true }) then a plain fetchOffsets returns "-2"', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '-2' }]);
-  });
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '-2' }])
+  })
 
   contract('resetOffsets() (latest) then a plain fetchOffsets returns "-1"', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '2' }] });
-    await admin.resetOffsets({ groupId, topic, earliest: false });
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '-1' }]);
-  });
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '2' }] })
+    await admin.resetOffsets({ groupId, topic, earliest: false })
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '-1' }])
+  })
 
   contract('setOffsets with "-2" and "-1" is stored as the marker and resolved on request', async (t) => {
-    const topic = await topicWith(t, 4, 2);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
+    const topic = await topicWith(t, 4, 2)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
     await admin.setOffsets({
       groupId,
       topic,
@@ -155,117 +154,117 @@ describe('admin offsets as Kafka stores them', () => {
         { partition: 0, offset: '-2' },
         { partition: 1, offset: '-1' },
       ],
-    });
+    })
     expect(await committed(admin, groupId, topic)).toEqual([
       { partition: 0, offset: '-2' },
       { partition: 1, offset: '-1' },
-    ]);
+    ])
     expect(await committed(admin, groupId, topic, true)).toEqual([
       { partition: 0, offset: '0' },
       { partition: 1, offset: '0' },
-    ]);
-  });
+    ])
+  })
 
   contract('setOffsets moves a committed offset back and forth exactly', async (t) => {
-    const topic = await topicWith(t, 5);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '4' }] });
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '4' }]);
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] });
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '1' }]);
-  });
+    const topic = await topicWith(t, 5)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '4' }] })
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '4' }])
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] })
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '1' }])
+  })
 
   contract('setOffsets on one partition leaves the others at "-1"', async (t) => {
-    const topic = await topicWith(t, 2, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 1, offset: '0' }] });
+    const topic = await topicWith(t, 2, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 1, offset: '0' }] })
     expect(await committed(admin, groupId, topic)).toEqual([
       { partition: 0, offset: '-1' },
       { partition: 1, offset: '0' },
       { partition: 2, offset: '-1' },
-    ]);
-  });
+    ])
+  })
 
   contract('a group reset to earliest is read from the start by a fromBeginning consumer', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] });
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    const consumer = await t.consumer({ groupId });
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const seen = new Collector();
-    await consumer.run({ eachMessage: seen.eachMessage });
-    await seen.waitForCount(3);
-    expect(seen.messages.map((m) => m.offset)).toEqual(['0', '1', '2']);
-  });
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }] })
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    const consumer = await t.consumer({ groupId })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    const seen = new Collector()
+    await consumer.run({ eachMessage: seen.eachMessage })
+    await seen.waitForCount(3)
+    expect(seen.messages.map((m) => m.offset)).toEqual(['0', '1', '2'])
+  })
 
-  contract('a reset marker is resolved with the consumer\'s own fromBeginning (false: the log end)', async (t) => {
-    const topic = await topicWith(t, 3);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] });
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    const consumer = await t.consumer({ groupId });
-    await consumer.subscribe({ topic, fromBeginning: false });
-    const seen = new Collector();
-    await t.runAndJoin(consumer, { eachMessage: seen.eachMessage });
-    await (await t.producer()).send({ topic, messages: [{ value: 'new', partition: 0 }] });
-    await seen.waitForCount(1);
-    expect(seen.messages.map((m) => [m.offset, m.value])).toEqual([['3', 'new']]);
-  });
+  contract("a reset marker is resolved with the consumer's own fromBeginning (false: the log end)", async (t) => {
+    const topic = await topicWith(t, 3)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }] })
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    const consumer = await t.consumer({ groupId })
+    await consumer.subscribe({ topic, fromBeginning: false })
+    const seen = new Collector()
+    await t.runAndJoin(consumer, { eachMessage: seen.eachMessage })
+    await (await t.producer()).send({ topic, messages: [{ value: 'new', partition: 0 }] })
+    await seen.waitForCount(1)
+    expect(seen.messages.map((m) => [m.offset, m.value])).toEqual([['3', 'new']])
+  })
 
   contract('after the consumer commits, fetchOffsets reports the committed offset instead of the marker', async (t) => {
-    const topic = await topicWith(t, 2);
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.resetOffsets({ groupId, topic, earliest: true });
-    const consumer = await t.consumer({ groupId });
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const seen = new Collector();
-    await consumer.run({ eachMessage: seen.eachMessage });
-    await seen.waitForCount(2);
-    await consumer.disconnect();
-    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '2' }]);
-  });
+    const topic = await topicWith(t, 2)
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.resetOffsets({ groupId, topic, earliest: true })
+    const consumer = await t.consumer({ groupId })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    const seen = new Collector()
+    await consumer.run({ eachMessage: seen.eachMessage })
+    await seen.waitForCount(2)
+    await consumer.disconnect()
+    expect(await committed(admin, groupId, topic)).toEqual([{ partition: 0, offset: '2' }])
+  })
 
   contract('setOffsets is refused while the group has running members', async (t) => {
-    const topic = await topicWith(t, 1);
-    const groupId = uniqueName('group');
-    const consumer = await t.consumer({ groupId });
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await t.runAndJoin(consumer, { eachMessage: async () => {} });
-    const err = await rejection((await t.admin()).setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '0' }] }));
-    expect(err).toBeInstanceOf(KafkaJSNonRetriableError);
-    expect(err.message).toBe('The consumer group must have no running instances, current state: Stable');
-  });
+    const topic = await topicWith(t, 1)
+    const groupId = uniqueName('group')
+    const consumer = await t.consumer({ groupId })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await t.runAndJoin(consumer, { eachMessage: async () => {} })
+    const err = await rejection((await t.admin()).setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '0' }] }))
+    expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
+    expect(err.message).toBe('The consumer group must have no running instances, current state: Stable')
+  })
 
   contract('fetchOffsets without topics lists only the topics the group committed to', async (t) => {
-    const [a, b] = [await topicWith(t, 2), await topicWith(t, 2)];
-    const groupId = uniqueName('group');
-    const admin = await t.admin();
-    await admin.setOffsets({ groupId, topic: a, partitions: [{ partition: 0, offset: '1' }] });
-    const all = await admin.fetchOffsets({ groupId });
-    expect(all.map((x) => x.topic)).toEqual([a]);
-    expect(all[0]!.partitions).toEqual([{ partition: 0, offset: '1', metadata: null }]);
-    expect(all.some((x) => x.topic === b)).toBe(false);
-  });
+    const [a, b] = [await topicWith(t, 2), await topicWith(t, 2)]
+    const groupId = uniqueName('group')
+    const admin = await t.admin()
+    await admin.setOffsets({ groupId, topic: a, partitions: [{ partition: 0, offset: '1' }] })
+    const all = await admin.fetchOffsets({ groupId })
+    expect(all.map((x) => x.topic)).toEqual([a])
+    expect(all[0]!.partitions).toEqual([{ partition: 0, offset: '1', metadata: null }])
+    expect(all.some((x) => x.topic === b)).toBe(false)
+  })
 
   contract('admin offset calls validate their arguments with KafkaJS messages', async (t) => {
-    const admin = await t.admin();
+    const admin = await t.admin()
     const cases: Array<[Promise<unknown>, string]> = [
       [admin.fetchOffsets({ groupId: '' } as never), 'Invalid groupId '],
       [admin.fetchOffsets({ groupId: 'g', topics: 'x' } as never), 'Expected topics array to be set'],
       [admin.resetOffsets({ groupId: 'g' } as never), 'Invalid topic undefined'],
       [admin.setOffsets({ groupId: 'g', topic: 't', partitions: [] }), 'Invalid partitions'],
       [admin.fetchTopicOffsets('' as never), 'Invalid topic '],
-    ];
+    ]
     for (const [call, message] of cases) {
-      const err = await rejection(call);
-      expect(err).toBeInstanceOf(KafkaJSNonRetriableError);
-      expect(err.message).toBe(message);
+      const err = await rejection(call)
+      expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
+      expect(err.message).toBe(message)
     }
-  });
-});
+  })
+})

@@ -9,7 +9,11 @@ import kafkajs from 'kafkajs'
 import { Kafka as PgQueueKafka } from '../../src/kafka.js'
 import { createKafka } from '../../src/transport.js'
 
-const env = (name: string) => process.env[name] ?? (() => { throw new Error(`missing ${name}`) })()
+const env = (name: string) =>
+  process.env[name] ??
+  (() => {
+    throw new Error(`missing ${name}`)
+  })()
 const run = `${Date.now().toString(36)}${process.pid}`
 const pgqueue = { connectionString: process.env.PG_URL, schema: process.env.PG_SCHEMA, enabled: true }
 const brokers = (process.env.KAFKA_BROKERS ?? 'unused:9092').split(',')
@@ -21,7 +25,10 @@ function record(topic: string, message: KafkaMessage): void {
   seen.push({ topic, traceparent: message.headers?.traceparent?.toString(), activeSpanId: trace.getActiveSpan()?.spanContext().spanId })
 }
 
-async function ready(kafka: KafkaJS, topic: string): Promise<{ producer: Producer; consumer: (handle: (m: KafkaMessage) => Promise<void>) => Promise<Consumer> }> {
+async function ready(
+  kafka: KafkaJS,
+  topic: string,
+): Promise<{ producer: Producer; consumer: (handle: (m: KafkaMessage) => Promise<void>) => Promise<Consumer> }> {
   const admin = kafka.admin()
   await admin.connect()
   await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
@@ -45,7 +52,12 @@ async function ready(kafka: KafkaJS, topic: string): Promise<{ producer: Produce
           },
         })
       } else {
-        await consumer.run({ eachMessage: async ({ message }) => { record(topic, message); await handle(message) } })
+        await consumer.run({
+          eachMessage: async ({ message }) => {
+            record(topic, message)
+            await handle(message)
+          },
+        })
       }
       cleanups.unshift(() => consumer.disconnect())
       return consumer

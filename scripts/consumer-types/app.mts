@@ -1,7 +1,17 @@
 // An ES module app: the import condition's types (index.d.mts). Touches the pg-typed parts of the API.
 import pgqueue, {
-  Kafka, createKafka, KafkaJSError, logLevel, CompressionTypes, createRoles, runMaintenance,
-  type EachMessagePayload, type Producer, type PgQueueOptions, type Queryable, type MaintenanceReport,
+  Kafka,
+  createKafka,
+  KafkaJSError,
+  logLevel,
+  CompressionTypes,
+  createRoles,
+  runMaintenance,
+  type EachMessagePayload,
+  type Producer,
+  type PgQueueOptions,
+  type Queryable,
+  type MaintenanceReport,
 } from 'kafkajs-pgqueue'
 
 const options: PgQueueOptions = { connectionString: 'postgres://localhost/app', schema: 'queue' }

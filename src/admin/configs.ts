@@ -40,7 +40,10 @@ export async function describeConfigs(
   const invalidConfigs = resources.find((r) => !Array.isArray(r.configNames) && r.configNames != null)
   if (invalidConfigs) fail(`Invalid resource configNames ${invalidConfigs.configNames}: ${JSON.stringify(invalidConfigs)}`)
 
-  const topics = await requireTopics(ctx, resources.filter((r) => isTopic(r.type)).map((r) => r.name))
+  const topics = await requireTopics(
+    ctx,
+    resources.filter((r) => isTopic(r.type)).map((r) => r.name),
+  )
   const rows = new Map(topics.map((t) => [t.name, t]))
   const described: ConfigResource[] = resources.map((r) => {
     const row = isTopic(r.type) ? rows.get(r.name) : undefined
@@ -80,9 +83,16 @@ export async function alterConfigs(ctx: PgQueueContext, req: { validateOnly?: bo
   const invalidValue = resources.find((r) => r.configEntries.some((e) => typeof e?.name !== 'string' || typeof e?.value !== 'string'))
   if (invalidValue) fail(`Invalid resource config value: ${JSON.stringify(invalidValue)}`)
   const other = resources.find((r) => !isTopic(r.type))
-  if (other) return notSupported('alterConfigs', `only TOPIC resources can be altered (got resource type ${other.type} "${other.name}"); configure the transport through DATAHUB_PGQUEUE_* settings`)
+  if (other)
+    return notSupported(
+      'alterConfigs',
+      `only TOPIC resources can be altered (got resource type ${other.type} "${other.name}"); configure the transport through DATAHUB_PGQUEUE_* settings`,
+    )
 
-  await requireTopics(ctx, resources.map((r) => r.name))
+  await requireTopics(
+    ctx,
+    resources.map((r) => r.name),
+  )
   const changes: Array<[string, TopicSettings]> = resources.map((r) => [r.name, settingsFromEntries(r.configEntries, ctx.config.topicDefaults)])
   if (!validateOnly) {
     await ctx.db.transaction(async (client) => {

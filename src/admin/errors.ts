@@ -1,11 +1,6 @@
 // Error helpers shared by the admin modules: KafkaJS's validation failures and the protocol errors a broker
 // would answer with, so callers that check `type` / `code` see what they see on Kafka.
-import {
-  KafkaJSCreateTopicError,
-  KafkaJSNonRetriableError,
-  KafkaJSNotImplemented,
-  KafkaJSProtocolError,
-} from '../kafkajs/errors.js'
+import { KafkaJSCreateTopicError, KafkaJSNonRetriableError, KafkaJSNotImplemented, KafkaJSProtocolError } from '../kafkajs/errors.js'
 import { protocolErrorInfo, type ProtocolErrorType } from '../kafkajs/protocolErrors.js'
 
 export const fail = (message: string): never => {

@@ -65,7 +65,10 @@ export async function fetchOffsets(ctx: PgQueueContext, logger: Logger, req: Fet
 
   const named = topics.length > 0
   const rows = named ? await requireTopics(ctx, topics) : await ctx.store.topics.listTopics()
-  const committed = await ctx.store.offsets.readOffsets(groupId, rows.map((r) => r.id))
+  const committed = await ctx.store.offsets.readOffsets(
+    groupId,
+    rows.map((r) => r.id),
+  )
   const byPartition = new Map(committed.map((c) => [`${c.topicId}:${c.partition}`, c]))
   let result: TopicOffsets[] = rows.map((row) => {
     const partitions: FetchOffsetsPartition[] = []

@@ -31,7 +31,11 @@ export async function deleteTopicRecords(ctx: PgQueueContext, logger: Logger, re
   // KafkaJS finds no leader for a partition the topic does not have and fails before sending anything
   const leaderless: PartitionError[] = partitions
     .filter((p) => !marks.has(Number(p.partition)))
-    .map(({ partition, offset }) => ({ partition, offset, error: new BrokerNotFound('Could not find the leader for the partition', { retriable: false }) }))
+    .map(({ partition, offset }) => ({
+      partition,
+      offset,
+      error: new BrokerNotFound('Could not find the leader for the partition', { retriable: false }),
+    }))
   if (leaderless.length > 0) throw new KafkaJSDeleteTopicRecordsError({ topic, partitions: leaderless })
 
   const cutoffs: RecordsCutoff[] = []
@@ -40,10 +44,11 @@ export async function deleteTopicRecords(ctx: PgQueueContext, logger: Logger, re
     const { low, high } = marks.get(Number(partition))!
     const value = BigInt(offset)
     if (value !== -1n && value < BigInt(low)) {
-      logger.warn(
-        'The requested offset is before the earliest offset maintained on the partition - no records will be deleted from this partition',
-        { topic, partition, offset },
-      )
+      logger.warn('The requested offset is before the earliest offset maintained on the partition - no records will be deleted from this partition', {
+        topic,
+        partition,
+        offset,
+      })
     }
     if (value < -1n || value > BigInt(high)) outOfRange.push({ partition, offset, error: protocolError('OFFSET_OUT_OF_RANGE') })
     else cutoffs.push({ partition: Number(partition), offset: value.toString() })

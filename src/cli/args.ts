@@ -100,7 +100,9 @@ export function int(p: Parsed, name: string, range: { min?: number; max?: number
   const n = Number(raw)
   const { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = range
   if (!/^-?\d+$/.test(raw) || n < min || n > max) {
-    throw new UsageError(`--${name} must be an integer${range.min !== undefined ? ` >= ${min}` : ''}${range.max !== undefined ? ` and <= ${max}` : ''}, got "${raw}"`)
+    throw new UsageError(
+      `--${name} must be an integer${range.min !== undefined ? ` >= ${min}` : ''}${range.max !== undefined ? ` and <= ${max}` : ''}, got "${raw}"`,
+    )
   }
   return n
 }
@@ -115,7 +117,13 @@ export function pairs(p: Parsed, name: string): Array<[string, string]> {
 }
 
 export function positionals(p: Parsed, names: string[], { rest = false } = {}): string[] {
-  if (p.positionals.length < names.length) throw new UsageError(`missing ${names.slice(p.positionals.length).map((n) => `<${n}>`).join(' ')}`)
+  if (p.positionals.length < names.length)
+    throw new UsageError(
+      `missing ${names
+        .slice(p.positionals.length)
+        .map((n) => `<${n}>`)
+        .join(' ')}`,
+    )
   if (!rest && p.positionals.length > names.length) throw new UsageError(`unexpected argument "${p.positionals[names.length]}"`)
   return p.positionals
 }

@@ -23,11 +23,12 @@ export function pgqueueOptions(p: Parsed, extra: PgQueueOptions = {}): PgQueueOp
 
 /** Every log line to stderr, so stdout carries only the command's output. */
 export function stderrLogCreator(err: Writable): LogCreator {
-  return () => ({ namespace, label, log }) => {
-    const { message, timestamp: _timestamp, logger: _logger, ...extra } = log as Record<string, unknown>
-    const details = Object.keys(extra).length > 0 ? ` ${JSON.stringify(extra)}` : ''
-    err.write(`${label} ${namespace ? `[${namespace}] ` : ''}${String(message)}${details}\n`)
-  }
+  return () =>
+    ({ namespace, label, log }) => {
+      const { message, timestamp: _timestamp, logger: _logger, ...extra } = log as Record<string, unknown>
+      const details = Object.keys(extra).length > 0 ? ` ${JSON.stringify(extra)}` : ''
+      err.write(`${label} ${namespace ? `[${namespace}] ` : ''}${String(message)}${details}\n`)
+    }
 }
 
 export function cliKafka(p: Parsed, io: CliIO, extra: PgQueueOptions = {}): Kafka {

@@ -21,8 +21,21 @@ export function table(headers: string[], rows: Cell[][]): string {
  * (docs/cli.md). Timestamps are epoch milliseconds everywhere, Dates included.
  */
 const NUMERIC_KEYS = new Set([
-  'offset', 'low', 'high', 'lag', 'totalLag', 'maxLag', 'aheadBy', 'messages', 'previousOffset', 'newOffset', 'committed', 'timestamp', 'id',
-  'maxRowsPerTopic', 'maxTotalPayloadBytes',
+  'offset',
+  'low',
+  'high',
+  'lag',
+  'totalLag',
+  'maxLag',
+  'aheadBy',
+  'messages',
+  'previousOffset',
+  'newOffset',
+  'committed',
+  'timestamp',
+  'id',
+  'maxRowsPerTopic',
+  'maxTotalPayloadBytes',
 ])
 const INTEGER = /^-?\d+$/
 

@@ -123,7 +123,11 @@ export class PgQueueContext {
     this.embedded = embedded
     this.newClient = newClient
     const pool = new pg.Pool(poolConfig)
-    describePoolTimeouts(pool, { name: `pgQueue pool of schema "${config.schema}"`, max: config.pool.max, waitMs: config.pool.connectionTimeoutMillis })
+    describePoolTimeouts(pool, {
+      name: `pgQueue pool of schema "${config.schema}"`,
+      max: config.pool.max,
+      waitMs: config.pool.connectionTimeoutMillis,
+    })
     this.endpointText = endpointOf(pool)
     // An idle client's error (server restart, terminated backend) must not crash the process: the pool drops it.
     pool.on('error', (err) => logger.warn('Idle PostgreSQL connection failed', { error: err.message }))

@@ -25,7 +25,11 @@ export function registerLocalMember(ctx: object, member: LocalGroupMember): () =
 }
 
 /** The running member of this group on this client that holds all these partitions, if there is one. */
-export function localMemberHolding(ctx: object, groupId: string, partitions: Array<{ topicId: string; partition: number }>): LocalGroupMember | undefined {
+export function localMemberHolding(
+  ctx: object,
+  groupId: string,
+  partitions: Array<{ topicId: string; partition: number }>,
+): LocalGroupMember | undefined {
   for (const m of members.get(ctx) ?? []) {
     if (m.groupId === groupId && partitions.every((p) => m.holds(p.topicId, p.partition))) return m
   }

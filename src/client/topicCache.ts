@@ -12,12 +12,7 @@ export class TopicCache {
 
   constructor(private readonly defaultMaxAgeMs: number) {}
 
-  async get(
-    db: Database,
-    names: string[],
-    autoCreate?: (name: string) => NewTopic,
-    maxAgeMs = this.defaultMaxAgeMs,
-  ): Promise<Map<string, TopicRow>> {
+  async get(db: Database, names: string[], autoCreate?: (name: string) => NewTopic, maxAgeMs = this.defaultMaxAgeMs): Promise<Map<string, TopicRow>> {
     const now = Date.now()
     const found = new Map<string, TopicRow>()
     const missing: string[] = []

@@ -21,9 +21,7 @@ export function encodePayload(value: Buffer, compression: PayloadCompression): {
 export function decodePayload(payload: Buffer, code: number, where: () => string): Buffer {
   if (code === CODEC_NONE) return payload
   if (code === CODEC_SNAPPY) return Buffer.from(snappy.uncompress(payload))
-  throw new KafkaJSNonRetriableError(
-    `Unknown payload_compression ${code} for ${where()}; known codes are 0 (NONE) and 1 (SNAPPY)`,
-  )
+  throw new KafkaJSNonRetriableError(`Unknown payload_compression ${code} for ${where()}; known codes are 0 (NONE) and 1 (SNAPPY)`)
 }
 
 /** Consecutive values Snappy could not shrink before the encoder stops trying; then it samples one in SAMPLE_EVERY. */

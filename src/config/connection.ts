@@ -9,8 +9,17 @@ const PG_ENV = ['PGHOST', 'PGDATABASE', 'PGUSER', 'PGPORT', 'PGSERVICE'] as cons
 
 /** Query parameters node-postgres understands; JDBC-only ones (prepareThreshold, reWriteBatchedInserts, ...) are dropped. */
 const PG_PARAMS = new Set([
-  'sslmode', 'ssl', 'sslcert', 'sslkey', 'sslrootcert', 'sslnegotiation',
-  'user', 'password', 'options', 'application_name', 'client_encoding',
+  'sslmode',
+  'ssl',
+  'sslcert',
+  'sslkey',
+  'sslrootcert',
+  'sslnegotiation',
+  'user',
+  'password',
+  'options',
+  'application_name',
+  'client_encoding',
 ])
 /** JDBC spellings of parameters pg knows under another name. */
 const JDBC_ALIASES: Record<string, string> = { ApplicationName: 'application_name' }

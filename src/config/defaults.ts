@@ -4,8 +4,7 @@ import path from 'node:path'
 import { parsePriorityBands } from './priorityBands.js'
 import type { PartitionInterval, PgQueueConfig } from './types.js'
 
-export const DEFAULT_PRIORITY_BANDS_JSON =
-  '[{"range":[0,3],"weight":70},{"range":[4,6],"weight":20},{"range":[7,9],"weight":10}]'
+export const DEFAULT_PRIORITY_BANDS_JSON = '[{"range":[0,3],"weight":70},{"range":[4,6],"weight":20},{"range":[7,9],"weight":10}]'
 
 export const PARTITION_INTERVALS: readonly PartitionInterval[] = ['1 hour', '6 hours', '12 hours', '1 day', '1 week', '1 month']
 

@@ -7,8 +7,7 @@ export const MIN_PRIORITY = 0
 export const MAX_PRIORITY = 9
 
 const EXPECTED =
-  'a JSON array of {"range":[min,max],"weight":w} with integer 0 <= min <= max <= 9, finite weight > 0, ' +
-  'covering priorities 0..9 exactly once'
+  'a JSON array of {"range":[min,max],"weight":w} with integer 0 <= min <= max <= 9, finite weight > 0, ' + 'covering priorities 0..9 exactly once'
 
 /**
  * Validates bands given as JSON text (env) or an array (options). Returns fresh band objects sorted by range

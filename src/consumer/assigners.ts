@@ -83,7 +83,9 @@ export async function runAssigner(assigner: Assigner, members: readonly GroupMem
     topics,
   })
   if (!Array.isArray(result)) throw new KafkaJSNonRetriableError(`Partition assigner "${assigner.name}" returned no assignment list`)
-  const out = new Map<string, Buffer>(members.map((m) => [m.memberId, AssignmentCodec.encode({ version: 0, assignment: {}, userData: Buffer.alloc(0) })]))
+  const out = new Map<string, Buffer>(
+    members.map((m) => [m.memberId, AssignmentCodec.encode({ version: 0, assignment: {}, userData: Buffer.alloc(0) })]),
+  )
   for (const entry of result) if (out.has(entry.memberId)) out.set(entry.memberId, Buffer.from(entry.memberAssignment))
   return out
 }

@@ -12,10 +12,7 @@ export type MemberAssignment = Record<string, number[]>
  * partition to the next member that subscribes to its topic. Every member computes the same result from the
  * same live set, so no coordinator is needed; partition leases keep it safe while views briefly differ.
  */
-export function assignPartitions(
-  members: readonly GroupMemberView[],
-  partitionCounts: ReadonlyMap<string, number>,
-): Map<string, MemberAssignment> {
+export function assignPartitions(members: readonly GroupMemberView[], partitionCounts: ReadonlyMap<string, number>): Map<string, MemberAssignment> {
   const sorted = [...members].sort((a, b) => (a.memberId < b.memberId ? -1 : a.memberId > b.memberId ? 1 : 0))
   const result = new Map<string, MemberAssignment>(sorted.map((m) => [m.memberId, {}]))
   let cursor = 0

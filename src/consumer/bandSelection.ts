@@ -34,7 +34,10 @@ export function selectBatches(rows: readonly FetchedRow[], limits: BatchLimits):
   const out: FetchedRow[][] = []
   while (out.length < count) {
     if (out.length > 0 && perPriority.some((n, p) => n >= fetchLimit && left[p] < perBatch)) break
-    const takes = redistributeUnused(budgets, byBand.map((b, i) => b.length - cursor[i]))
+    const takes = redistributeUnused(
+      budgets,
+      byBand.map((b, i) => b.length - cursor[i]),
+    )
     const chosen: FetchedRow[] = []
     let bytes = 0
     bands: for (let band = 0; band < byBand.length; band++) {

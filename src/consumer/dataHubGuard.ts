@@ -16,10 +16,10 @@ export async function refuseGroupSharedWithDataHub(ctx: PgQueueContext, groupId:
 
 function describe(groupId: string, p: DataHubPresence): string {
   const evidence =
-    p.kind === 'lease'
-      ? `DataHub consumer ${p.detail} holds a message lease until ${p.at}`
-      : `a DataHub consumer polled topic ${p.detail} at ${p.at}`
-  return `group ${JSON.stringify(groupId)} is consumed by DataHub's own pgQueue consumers (${evidence}); a group cannot be ` +
+    p.kind === 'lease' ? `DataHub consumer ${p.detail} holds a message lease until ${p.at}` : `a DataHub consumer polled topic ${p.detail} at ${p.at}`
+  return (
+    `group ${JSON.stringify(groupId)} is consumed by DataHub's own pgQueue consumers (${evidence}); a group cannot be ` +
     `shared with them: use another groupId, or stop them (a lease lapses at its visibility timeout, a registration ` +
     `${DATAHUB_POLL_WINDOW_MS / 1000} s after DataHub's last poll)`
+  )
 }

@@ -83,13 +83,23 @@ export class FetchManager {
     emitter.emit(consumerEvents.FETCH_START, { nodeId: 'pgqueue' })
     const perRound = this.batchesPerRound(states.length)
     const fetched = prefetched ?? (await this.fetch(states))
-    emitter.emit(consumerEvents.FETCH, { numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length, duration: Date.now() - started, nodeId: 'pgqueue' })
+    emitter.emit(consumerEvents.FETCH, {
+      numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length,
+      duration: Date.now() - started,
+      nodeId: 'pgqueue',
+    })
     const work: PartitionWork[] = []
     fetched.forEach((f, i) => {
       const state = states[i]
       if (!f) return this.o.onFenced(state)
       state.highWatermark = f.highWatermark
-      const limits = { bands: this.o.bands, perBatch: this.o.perBatch, count: perRound, maxBytes: this.o.maxBytesPerPartition, fetchLimit: this.rowLimit }
+      const limits = {
+        bands: this.o.bands,
+        perBatch: this.o.perBatch,
+        count: perRound,
+        maxBytes: this.o.maxBytesPerPartition,
+        fetchLimit: this.rowLimit,
+      }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))
       if (batches.length === 0) return
       for (const delivered of batches) for (const d of delivered) state.delivered(d.seq, d.priority)

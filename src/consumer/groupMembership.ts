@@ -293,13 +293,23 @@ export class GroupMembership implements LocalGroupMember {
       [...this.groupCounts].sort(),
     ])
     if (current && current.memberKey === memberKey) return current
-    const protocol = chooseProtocol(this.o.assigners.map((a) => a.name), members)
+    const protocol = chooseProtocol(
+      this.o.assigners.map((a) => a.name),
+      members,
+    )
     if (protocol === null) return current // a member without a common assigner is about to be refused
     const assigner = this.o.assigners.find((a) => a.name === protocol)!
     const assigned = await runAssigner(assigner, members)
     const assignment = Object.fromEntries([...assigned].map(([id, bytes]) => [id, bytes.toString('base64')]))
     const seen = current?.generation ?? 0
-    const generation = await writeGeneration(ctx.db.pool, ctx.tables, { group: groupId, seen, leaderId: this.memberId, protocol, memberKey, assignment })
+    const generation = await writeGeneration(ctx.db.pool, ctx.tables, {
+      group: groupId,
+      seen,
+      leaderId: this.memberId,
+      protocol,
+      memberKey,
+      assignment,
+    })
     if (generation === null) return readGeneration(ctx.db.pool, ctx.tables, groupId)
     logger.debug('Wrote group generation', { groupId, generation, protocol, members: members.length })
     return { generation, leaderId: this.memberId, protocol, memberKey, assignment }
@@ -355,7 +365,13 @@ export class GroupMembership implements LocalGroupMember {
     }
     const lifetime = this.o.sessionTimeout
     const sentAt = this.now()
-    const held = await acquireLeases(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: this.lockOwner, generation: this.generation }, lifetime, wanted)
+    const held = await acquireLeases(
+      ctx.db.pool,
+      ctx.tables,
+      { group: groupId, lockOwner: this.lockOwner, generation: this.generation },
+      lifetime,
+      wanted,
+    )
     // the database sets locked_until = its now() + lifetime, and its now() is after sentAt: until sentAt + lifetime
     // (less a margin for clock rates) nobody can take these over
     const deadline = sentAt + lifetime * 0.9
@@ -384,7 +400,10 @@ export class GroupMembership implements LocalGroupMember {
     const { positions, busy } = await claimStartPositions(ctx.db, groupId, claims, RETRY_MS)
     if (busy.length > 0) {
       // leased, but its offsets are held by the previous owner's open transaction: taken at a later beat
-      logger.debug('Partition offsets held by an open transaction; starting it later', { groupId, partitions: busy.map((b) => `${b.topicId}:${b.partition}`) })
+      logger.debug('Partition offsets held by an open transaction; starting it later', {
+        groupId,
+        partitions: busy.map((b) => `${b.topicId}:${b.partition}`),
+      })
       this.pending.push(...fresh.filter((f) => busy.some((b) => b.topicId === f.topicId && b.partition === f.partition)))
     }
     for (const pos of positions) {

@@ -152,10 +152,20 @@ export class OffsetManager {
         const offset = String(p.offset)
         const metadata = (p as { metadata?: string | null }).metadata ?? null
         const state = owner.partitions.get(`${t.topic}:${p.partition}`)
-        wanted.push(state ? { topicId, partition: p.partition, priorityPositions: state.explicitPositions(BigInt(offset)), metadata, offset } : { topicId, partition: p.partition, offset, metadata })
+        wanted.push(
+          state
+            ? { topicId, partition: p.partition, priorityPositions: state.explicitPositions(BigInt(offset)), metadata, offset }
+            : { topicId, partition: p.partition, offset, metadata },
+        )
       }
     }
-    const done = await this.serially(() => this.write(wanted.map((w) => (w.priorityPositions ? { ...w, offset: undefined } : w)), true, true))
+    const done = await this.serially(() =>
+      this.write(
+        wanted.map((w) => (w.priorityPositions ? { ...w, offset: undefined } : w)),
+        true,
+        true,
+      ),
+    )
     for (const r of done) {
       const asked = wanted.find((w) => w.topicId === r.topicId && w.partition === r.partition)
       const state = this.stateOf(r.topicId, r.partition)
@@ -210,7 +220,11 @@ export class OffsetManager {
       if (done.has(`${s.topicId}:${s.partition}`)) {
         if (s.resolved.every((seq, p) => seq === sent[i][p])) s.committed()
       } else {
-        this.o.logger.warn('Commit refused: another member holds this partition now', { groupId: this.o.groupId, topic: s.topic, partition: s.partition })
+        this.o.logger.warn('Commit refused: another member holds this partition now', {
+          groupId: this.o.groupId,
+          topic: s.topic,
+          partition: s.partition,
+        })
         this.revoke(s)
       }
     })

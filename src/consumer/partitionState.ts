@@ -36,9 +36,10 @@ export class PartitionState {
     committedSeq: bigint,
     priorityPositions: readonly string[] | null,
   ) {
-    this.resolved = priorityPositions?.length === PRIORITY_LEVELS
-      ? priorityPositions.map((p) => (BigInt(p) > committedSeq ? BigInt(p) : committedSeq))
-      : filled(committedSeq)
+    this.resolved =
+      priorityPositions?.length === PRIORITY_LEVELS
+        ? priorityPositions.map((p) => (BigInt(p) > committedSeq ? BigInt(p) : committedSeq))
+        : filled(committedSeq)
     this.positions = [...this.resolved]
     this.handedOut = [...this.resolved]
   }

@@ -36,7 +36,6 @@ export interface RunnerOptions {
   observers?: ReadonlySet<BatchObserver>
 }
 
-
 /** Shortest idle sleep between empty fetch rounds. */
 const MIN_IDLE_MS = 5
 /**
@@ -135,7 +134,11 @@ export class Runner {
       } catch (e) {
         if (!isRebalancing(e)) throw e
         // what was resolved is committed (process() did that); the next sync takes the new generation
-        this.o.logger.warn('The group is rebalancing, re-joining', { groupId: this.o.groupId, memberId: this.o.membership.memberId, error: (e as Error).message })
+        this.o.logger.warn('The group is rebalancing, re-joining', {
+          groupId: this.o.groupId,
+          memberId: this.o.membership.memberId,
+          error: (e as Error).message,
+        })
         this.o.membership.markChanged()
       }
     }

@@ -17,7 +17,14 @@ export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: M
   return {
     fetch: (partitions, limit, bulk) =>
       network.as('Fetch', () =>
-        fetchPartitions(ctx.db.pool, ctx.tables, { group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
+        fetchPartitions(
+          ctx.db.pool,
+          ctx.tables,
+          { group: groupId, lockOwner: member.lockOwner, generation: member.generation },
+          partitions,
+          limit,
+          bulk,
+        ),
       ),
     watermarks: async (topicId, partition) => {
       const all = await network.as('ListOffsets', () => topicWatermarks(ctx.db.pool, ctx.tables, topicId))

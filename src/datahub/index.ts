@@ -7,12 +7,5 @@ export {
   type DataHubTopicSettings,
   type SeededTopic,
 } from './topics.js'
-export {
-  decodeDataHubRow,
-  encodeDataHubRow,
-  type DataHubHeaders,
-  type DataHubRow,
-  type DataHubRowInput,
-  type DecodedDataHubRow,
-} from './rows.js'
+export { decodeDataHubRow, encodeDataHubRow, type DataHubHeaders, type DataHubRow, type DataHubRowInput, type DecodedDataHubRow } from './rows.js'
 export { DATAHUB_AVRO_CONTENT_TYPE, DATAHUB_TOPIC_CONTENT_TYPE, dataHubLockKey, dataHubPartition, dataHubSubject } from './routing.js'

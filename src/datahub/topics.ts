@@ -69,8 +69,7 @@ export function dataHubCatalogue(options: DataHubSeedOptions = {}): CatalogueRow
 }
 
 function validate(row: CatalogueRow): CatalogueRow {
-  const bad = (what: string, value: unknown) =>
-    new KafkaJSNonRetriableError(`DataHub topic ${row.name}: invalid ${what} ${JSON.stringify(value)}`)
+  const bad = (what: string, value: unknown) => new KafkaJSNonRetriableError(`DataHub topic ${row.name}: invalid ${what} ${JSON.stringify(value)}`)
   if (!Number.isInteger(row.partitionCount) || row.partitionCount < 1 || row.partitionCount > 4096) {
     throw bad('partition count', row.partitionCount)
   }

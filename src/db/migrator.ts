@@ -221,9 +221,7 @@ export async function schemaExists(client: ClientBase | Pool, schema: string): P
 /** Script names `migrate` would run now (no lock taken; for status and health checks). */
 export async function findPendingMigrations(client: ClientBase | Pool, opts: MigrateOptions): Promise<string[]> {
   const scripts = loadMigrations(opts)
-  const { rows: exists } = await client.query<{ t: string | null }>('SELECT to_regclass($1) AS t', [
-    ledgerName(opts.schema, opts.prefix),
-  ])
+  const { rows: exists } = await client.query<{ t: string | null }>('SELECT to_regclass($1) AS t', [ledgerName(opts.schema, opts.prefix)])
   if (!exists[0]?.t) return scripts.map((s) => s.scriptName)
   const { rows } = await client.query<LedgerRow>(
     `SELECT version_rank, version, type, script_name, checksum, success FROM ${ledgerName(opts.schema, opts.prefix)}`,

@@ -19,16 +19,7 @@ const SQLSTATE_CODES: Record<string, PgErrorKind> = {
   '25P03': 'connection', // idle_in_transaction_session_timeout: the server closed the session
 }
 // Node socket/DNS errors (err.code) that mean "could not reach or lost the server".
-const NODE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-])
+const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
 // node-postgres / pg-pool report these without a code.
 const MESSAGES = [
   'connection terminated unexpectedly',

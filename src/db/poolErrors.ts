@@ -27,7 +27,9 @@ export function explainPoolError(err: unknown, pool: Pick<pg.Pool, 'totalCount' 
 
 /** Makes every connect() of the pool (pool.query's included) fail with explainPoolError's message. */
 export function describePoolTimeouts(pool: pg.Pool, d: PoolDescription): void {
-  const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) => Promise<pg.PoolClient> | void
+  const connect = pool.connect.bind(pool) as (
+    cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void,
+  ) => Promise<pg.PoolClient> | void
   const explain = (err: unknown) => explainPoolError(err, pool, d)
   pool.connect = ((cb?: (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void) => {
     if (cb) return connect((err, client, done) => cb(err ? (explain(err) as Error) : err, client, done))

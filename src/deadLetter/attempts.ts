@@ -1,7 +1,5 @@
 import type { Kafka as PgQueueKafka } from '../kafka.js'
-import {
-  clearAttempts, listAttempts, readAttempts, recordAttempts, type AttemptKey, type FailingMessage,
-} from '../store/deliveryAttempts.js'
+import { clearAttempts, listAttempts, readAttempts, recordAttempts, type AttemptKey, type FailingMessage } from '../store/deliveryAttempts.js'
 
 export type { AttemptKey, FailingMessage }
 

@@ -57,7 +57,9 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
       error = asError(e)
     }
     if (!p.isRunning() || p.isStale()) {
-      throw new KafkaJSError(`The batch is no longer this consumer's (${error.message}); its unresolved messages go to the next owner`, { retriable: true })
+      throw new KafkaJSError(`The batch is no longer this consumer's (${error.message}); its unresolved messages go to the next owner`, {
+        retriable: true,
+      })
     }
     const first = resolved + 1
     if (first >= end) throw error // every message was resolved, then the handler failed: KafkaJS's retry decides

@@ -80,7 +80,14 @@ export async function readDeadLetters(kafka: AnyKafka, topic: string, options: R
             const r = reads.get(partition)
             const offset = BigInt(message.offset)
             if (entries.length >= max || !r || offset < r.start || offset >= r.end) return
-            entries.push({ partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {}, origin: originOf(message.headers) })
+            entries.push({
+              partition,
+              offset: message.offset,
+              key: message.key,
+              value: message.value,
+              headers: message.headers ?? {},
+              origin: originOf(message.headers),
+            })
             if (entries.length >= max) resolve()
           },
         })
@@ -98,7 +105,8 @@ export async function readDeadLetters(kafka: AnyKafka, topic: string, options: R
 /** Sends entries back to the topic and partition they came from, with their original key, value and headers. */
 export async function replayDeadLetters(kafka: AnyKafka, entries: DeadLetterEntry[]): Promise<number> {
   const orphan = entries.find((e) => !e.origin)
-  if (orphan) throw new KafkaJSNonRetriableError(`Dead-letter entry ${orphan.partition}:${orphan.offset} has no origin headers; it cannot be replayed`)
+  if (orphan)
+    throw new KafkaJSNonRetriableError(`Dead-letter entry ${orphan.partition}:${orphan.offset} has no origin headers; it cannot be replayed`)
   if (entries.length === 0) return 0
   const producer = kafka.producer()
   await producer.connect()

@@ -83,9 +83,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
   const o: ResolvedOptions = resolveOptions(options)
   const onPgQueue = kafka instanceof PgQueueKafka
   const transactionalId = o.transactionalId ?? (onPgQueue ? `${o.groupId}.dead-letter.${randomUUID()}` : undefined)
-  const producer: Producer = transactionalId
-    ? kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 })
-    : kafka.producer()
+  const producer: Producer = transactionalId ? kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 }) : kafka.producer()
   const emitter = new EventEmitter()
   let attemptLog: AttemptLog | undefined
   let eventId = 0
@@ -95,8 +93,14 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
 
   const emit = (type: EventName, payload: DeadLetterEventPayload) =>
     emitter.emit(type, { id: String(eventId++), type, timestamp: Date.now(), payload } satisfies DeadLetterEvent)
-  const about = (d: Delivery, attempts: number, error: Error) =>
-    ({ groupId: o.groupId, topic: d.topic, partition: d.partition, offset: d.message.offset, attempts, error })
+  const about = (d: Delivery, attempts: number, error: Error) => ({
+    groupId: o.groupId,
+    topic: d.topic,
+    partition: d.partition,
+    offset: d.message.offset,
+    attempts,
+    error,
+  })
 
   /** one transaction at a time on the producer: partitions consumed concurrently move their messages in turn */
   let moving: Promise<unknown> = Promise.resolve()

@@ -30,7 +30,12 @@ export interface PolicyRuntime {
   deadLettered(d: Delivery, attempts: number, error: Error, deadLetterTopic: string): void
 }
 
-const keyOf = (o: ResolvedOptions, d: Delivery): AttemptKey => ({ group: o.groupId, topic: d.topic, partition: d.partition, offset: d.message.offset })
+const keyOf = (o: ResolvedOptions, d: Delivery): AttemptKey => ({
+  group: o.groupId,
+  topic: d.topic,
+  partition: d.partition,
+  offset: d.message.offset,
+})
 const idOf = (k: AttemptKey) => `${k.topic}\u0000${k.partition}\u0000${k.offset}`
 
 /** Moves the message to its dead-letter topic; `after` runs before the event is emitted. */

@@ -75,20 +75,14 @@ export const KafkaJSConnectionClosedError = runtime.KafkaJSConnectionClosedError
 
 /** Message becomes `Invariant violated: <msg>. This is likely a bug and should be reported.` */
 export type KafkaJSInvariantViolation = K.KafkaJSNonRetriableError
-export const KafkaJSInvariantViolation = runtime.KafkaJSInvariantViolation as new (
-  e: Error | string,
-) => KafkaJSInvariantViolation
+export const KafkaJSInvariantViolation = runtime.KafkaJSInvariantViolation as new (e: Error | string) => KafkaJSInvariantViolation
 
 // kafkajs sets `name` of these two to 'KafkaJSNonRetriableError' (sic); kept as is.
 export type KafkaJSInvalidVarIntError = K.KafkaJSNonRetriableError
-export const KafkaJSInvalidVarIntError = runtime.KafkaJSInvalidVarIntError as new (
-  e: Error | string,
-) => KafkaJSInvalidVarIntError
+export const KafkaJSInvalidVarIntError = runtime.KafkaJSInvalidVarIntError as new (e: Error | string) => KafkaJSInvalidVarIntError
 
 export type KafkaJSInvalidLongError = K.KafkaJSNonRetriableError
-export const KafkaJSInvalidLongError = runtime.KafkaJSInvalidLongError as new (
-  e: Error | string,
-) => KafkaJSInvalidLongError
+export const KafkaJSInvalidLongError = runtime.KafkaJSInvalidLongError as new (e: Error | string) => KafkaJSInvalidLongError
 
 /** Per-topic failure inside the KafkaJSAggregateError that admin.createTopics rejects with. */
 export type KafkaJSCreateTopicError = K.KafkaJSProtocolError & { readonly topic: string }
@@ -99,9 +93,7 @@ export const KafkaJSCreateTopicError = runtime.KafkaJSCreateTopicError as new (
 
 /** A plain `Error` subclass in kafkajs (no `retriable`, `name` stays 'Error'). */
 export type KafkaJSFetcherRebalanceError = Error
-export const KafkaJSFetcherRebalanceError = runtime.KafkaJSFetcherRebalanceError as new (
-  message?: string,
-) => KafkaJSFetcherRebalanceError
+export const KafkaJSFetcherRebalanceError = runtime.KafkaJSFetcherRebalanceError as new (message?: string) => KafkaJSFetcherRebalanceError
 
 /** Always has the message 'No broker available'. */
 export type KafkaJSNoBrokerAvailableError = K.KafkaJSError

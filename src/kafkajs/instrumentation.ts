@@ -1,13 +1,6 @@
 // Instrumentation events with KafkaJS's names, payload envelope and listener semantics.
 import { EventEmitter } from 'node:events'
-import type {
-  AdminEvents,
-  ConsumerEvents,
-  InstrumentationEvent,
-  Logger,
-  ProducerEvents,
-  RemoveInstrumentationEventListener,
-} from 'kafkajs'
+import type { AdminEvents, ConsumerEvents, InstrumentationEvent, Logger, ProducerEvents, RemoveInstrumentationEventListener } from 'kafkajs'
 import { KafkaJSError, KafkaJSNonRetriableError } from './errors.js'
 
 // Same strings kafkajs builds from `${client}.${type}`; a unit test compares them with kafkajs's runtime objects.

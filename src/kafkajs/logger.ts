@@ -26,20 +26,22 @@ function envOverride<T extends LogLevel | null>(level: T): LogLevel | T {
 }
 
 /** kafkajs's default: one JSON line per entry, level label first, namespace as a message prefix. */
-export const defaultLogCreator: LogCreator = () => ({ namespace, level, label, log }) => {
-  const prefix = namespace ? `[${namespace}] ` : ''
-  const line = JSON.stringify({ level: label, ...log, message: `${prefix}${log.message}` })
-  switch (level) {
-    case logLevel.ERROR:
-      return console.error(line)
-    case logLevel.WARN:
-      return console.warn(line)
-    case logLevel.INFO:
-      return console.info(line)
-    case logLevel.DEBUG:
-      return console.log(line)
+export const defaultLogCreator: LogCreator =
+  () =>
+  ({ namespace, level, label, log }) => {
+    const prefix = namespace ? `[${namespace}] ` : ''
+    const line = JSON.stringify({ level: label, ...log, message: `${prefix}${log.message}` })
+    switch (level) {
+      case logLevel.ERROR:
+        return console.error(line)
+      case logLevel.WARN:
+        return console.warn(line)
+      case logLevel.INFO:
+        return console.info(line)
+      case logLevel.DEBUG:
+        return console.log(line)
+    }
   }
-}
 
 const SECRET_KEYS = new Set(['password', 'connectionstring'])
 const REDACTED = '[redacted]'

@@ -65,8 +65,7 @@ export function isRetriableHandlerError(e: unknown): boolean {
 }
 
 // KafkaJSError reads `.message` off objects; give it something sensible for thrown non-errors.
-const asErrorLike = (e: unknown): Error | string =>
-  e instanceof Error ? e : typeof e === 'string' ? e : new Error(String(e))
+const asErrorLike = (e: unknown): Error | string => (e instanceof Error ? e : typeof e === 'string' ? e : new Error(String(e)))
 
 // The runtime constructor takes { cause }; the .d.ts omits it.
 const NonRetriableWithCause = KafkaJSNonRetriableError as unknown as new (

@@ -96,10 +96,7 @@ export function maintenanceDeps(ctx: MaintenanceHost): MaintenanceDeps {
 }
 
 /** Runs maintenance once; `{ skipped: true }` at once when another runner (any process) holds the lock. */
-export async function runMaintenance(
-  source: MaintenanceHost | MaintenanceDeps,
-  opts: MaintenanceOptions = {},
-): Promise<MaintenanceReport> {
+export async function runMaintenance(source: MaintenanceHost | MaintenanceDeps, opts: MaintenanceOptions = {}): Promise<MaintenanceReport> {
   const deps = 'pool' in source ? source : maintenanceDeps(source)
   const log = deps.logger ?? SILENT
   const startedAt = new Date()
@@ -241,7 +238,12 @@ class MaintenanceRun {
     const names = new Map(topics.map((x) => [x.id, x.name]))
     for (const p of await retention.aggressivePlan(this.db, this.t, expiry)) {
       if (p.purgeThrough !== null) continue
-      const blocked = { topic: names.get(p.topicId) ?? `#${p.topicId}`, partition: p.partition, reason: p.blockedReason ?? 'blocked', group: p.blockedGroup }
+      const blocked = {
+        topic: names.get(p.topicId) ?? `#${p.topicId}`,
+        partition: p.partition,
+        reason: p.blockedReason ?? 'blocked',
+        group: p.blockedGroup,
+      }
       this.report.aggressiveBlocked.push(blocked)
       if (p.blockedReason === 'STUCK_AHEAD') this.log.warn('Aggressive retention skipped: a registered group is STUCK_AHEAD', blocked)
     }

@@ -13,7 +13,8 @@ export interface ChecksummedMessage {
 
 export const EMPTY_CHECKSUM = ''
 
-const bytes = (b: Buffer | string | null | undefined): Buffer => (b === null || b === undefined ? Buffer.alloc(0) : Buffer.isBuffer(b) ? b : Buffer.from(b))
+const bytes = (b: Buffer | string | null | undefined): Buffer =>
+  b === null || b === undefined ? Buffer.alloc(0) : Buffer.isBuffer(b) ? b : Buffer.from(b)
 
 function field(hash: ReturnType<typeof createHash>, value: Buffer | string | null | undefined): void {
   const b = bytes(value)

@@ -48,7 +48,9 @@ export async function copyTopic(from: Endpoint, to: Endpoint, state: TopicState,
   for (const p of state.partitions) {
     const high = destination.get(p.partition)!.high
     if (high < p.destinationNext) {
-      throw new KafkaJSNonRetriableError(`${state.topic}: partition ${p.partition} of the destination ends at ${high}, but the copy had written up to ${p.destinationNext}`)
+      throw new KafkaJSNonRetriableError(
+        `${state.topic}: partition ${p.partition} of the destination ends at ${high}, but the copy had written up to ${p.destinationNext}`,
+      )
     }
     if (high > p.destinationNext) unsaved.set(p.partition, high - p.destinationNext)
   }

@@ -47,11 +47,14 @@ export interface MigrationReport {
 }
 
 export async function migrateTransport(o: MigrateOptions): Promise<MigrationReport> {
-  if (o.from.backend === o.to.backend) throw new KafkaJSNonRetriableError(`migrate-transport copies between pgqueue and kafka, not ${o.from.backend} to itself`)
+  if (o.from.backend === o.to.backend)
+    throw new KafkaJSNonRetriableError(`migrate-transport copies between pgqueue and kafka, not ${o.from.backend} to itself`)
   const startedAt = Date.now()
   const state: MigrationState = (await loadState(o.stateFile)) ?? { version: 1, from: o.from.backend, to: o.to.backend, topics: {} }
   if (state.from !== o.from.backend || state.to !== o.to.backend) {
-    throw new KafkaJSNonRetriableError(`${o.stateFile} belongs to a ${state.from} -> ${state.to} migration; use another --state file for ${o.from.backend} -> ${o.to.backend}`)
+    throw new KafkaJSNonRetriableError(
+      `${o.stateFile} belongs to a ${state.from} -> ${state.to} migration; use another --state file for ${o.from.backend} -> ${o.to.backend}`,
+    )
   }
   const save = () => (o.dryRun ? Promise.resolve() : saveState(o.stateFile, state))
   const topics: TopicReport[] = []
@@ -74,7 +77,10 @@ export async function migrateTransport(o: MigrateOptions): Promise<MigrationRepo
       continue
     }
     if (plan.create) {
-      await o.to.admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: plan.state.numPartitions, configEntries: plan.state.configEntries }] })
+      await o.to.admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: plan.state.numPartitions, configEntries: plan.state.configEntries }],
+      })
     }
     state.topics[topic] = plan.state
     await save()
@@ -92,7 +98,13 @@ export async function migrateTransport(o: MigrateOptions): Promise<MigrationRepo
     }
   }
   const seconds = (Date.now() - startedAt) / 1000
-  const result: MigrationReport = { dryRun: o.dryRun ?? false, topics, messages, seconds, messagesPerSecond: Math.round(messages / Math.max(seconds, 0.001)) }
+  const result: MigrationReport = {
+    dryRun: o.dryRun ?? false,
+    topics,
+    messages,
+    seconds,
+    messagesPerSecond: Math.round(messages / Math.max(seconds, 0.001)),
+  }
   if (!o.dryRun && o.verify !== false) result.verification = { ...checks, ok: [...checks.partitions, ...checks.groups].every((c) => c.ok) }
   return result
 }

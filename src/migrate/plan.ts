@@ -18,7 +18,9 @@ export interface TopicPlan {
 
 async function explicitConfigs(admin: Endpoint['admin'], topic: string): Promise<Array<{ name: string; value: string }>> {
   const { resources } = await admin.describeConfigs({ resources: [{ type: ConfigResourceTypes.TOPIC, name: topic }], includeSynonyms: false })
-  return (resources[0]?.configEntries ?? []).filter((e) => !e.isDefault && !e.readOnly && e.configValue !== null).map((e) => ({ name: e.configName, value: e.configValue }))
+  return (resources[0]?.configEntries ?? [])
+    .filter((e) => !e.isDefault && !e.readOnly && e.configValue !== null)
+    .map((e) => ({ name: e.configName, value: e.configValue }))
 }
 
 export async function planTopic(from: Endpoint, to: Endpoint, topic: string, previous: TopicState | undefined): Promise<TopicPlan> {
@@ -59,7 +61,9 @@ export async function planTopic(from: Endpoint, to: Endpoint, topic: string, pre
     // a later run copies what was produced meanwhile (the tail of a live cut-over); retention may have moved on
     state.sourceEnd = high
     if (state.sourceNext < low) {
-      throw new KafkaJSNonRetriableError(`${topic}: partition ${partition}: retention deleted source offsets ${state.sourceNext}..${low - 1} before they were copied`)
+      throw new KafkaJSNonRetriableError(
+        `${topic}: partition ${partition}: retention deleted source offsets ${state.sourceNext}..${low - 1} before they were copied`,
+      )
     }
     toCopy += Math.max(0, high - state.sourceNext)
     partitions.push(state)

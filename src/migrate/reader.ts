@@ -34,11 +34,14 @@ export async function readRanges(
   const done = new Promise<void>((resolve, reject) => ((finish = resolve), (fail = reject)))
   done.catch(() => undefined) // a failure before `await done` is reached is still thrown there, not reported unhandled
   let lastProgress = Date.now()
-  const watchdog = setInterval(() => {
-    if (Date.now() - lastProgress < stallMs) return
-    const where = [...pending].map(([p]) => `partition ${p} at ${nextOf.get(p)} of ${ranges.get(p)!.to}`).join(', ')
-    fail(new KafkaJSError(`${topic}: nothing read for ${Math.round(stallMs / 1000)} s (${where}); run again to resume`, { retriable: true }))
-  }, Math.min(stallMs, 1000))
+  const watchdog = setInterval(
+    () => {
+      if (Date.now() - lastProgress < stallMs) return
+      const where = [...pending].map(([p]) => `partition ${p} at ${nextOf.get(p)} of ${ranges.get(p)!.to}`).join(', ')
+      fail(new KafkaJSError(`${topic}: nothing read for ${Math.round(stallMs / 1000)} s (${where}); run again to resume`, { retriable: true }))
+    },
+    Math.min(stallMs, 1000),
+  )
   watchdog.unref()
   try {
     await consumer.connect()

@@ -30,13 +30,18 @@ export interface GroupCheck {
 /** `denseSource`: every offset of the source range holds a message (pgQueue), so each must have been copied. */
 export async function verifyMessages(to: Endpoint, state: TopicState, denseSource: boolean): Promise<PartitionCheck[]> {
   const found = new Map(state.partitions.map((p) => [p.partition, { count: 0, checksum: EMPTY_CHECKSUM }]))
-  await readRanges(to, state.topic, new Map(state.partitions.map((p) => [p.partition, { from: p.destinationStart, to: p.destinationNext }])), async (partition, messages) => {
-    const f = found.get(partition)!
-    for (const m of messages) {
-      f.checksum = chain(f.checksum, { key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp })
-      f.count++
-    }
-  })
+  await readRanges(
+    to,
+    state.topic,
+    new Map(state.partitions.map((p) => [p.partition, { from: p.destinationStart, to: p.destinationNext }])),
+    async (partition, messages) => {
+      const f = found.get(partition)!
+      for (const m of messages) {
+        f.checksum = chain(f.checksum, { key: m.key, value: m.value, headers: m.headers, timestamp: m.timestamp })
+        f.count++
+      }
+    },
+  )
   return state.partitions.map((p) => {
     const f = found.get(p.partition)!
     return {

@@ -33,6 +33,13 @@ export class OpsSession {
   async close(): Promise<void> {
     const held = this.acquired
     this.acquired = undefined
-    if (held && (await held.then(() => true, () => false))) await this.ctx.release()
+    if (
+      held &&
+      (await held.then(
+        () => true,
+        () => false,
+      ))
+    )
+      await this.ctx.release()
   }
 }

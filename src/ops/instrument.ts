@@ -46,8 +46,7 @@ export function attachDeadLetterMetrics(handler: DeadLetterHandler, metrics: PgQ
 type Sender = Pick<Producer, 'send' | 'sendBatch'>
 type Counted = (records: ProducerRecord[]) => void
 
-const recordsOf = (batch: ProducerBatch): ProducerRecord[] =>
-  (batch.topicMessages ?? []).map((t) => ({ topic: t.topic, messages: t.messages }))
+const recordsOf = (batch: ProducerBatch): ProducerRecord[] => (batch.topicMessages ?? []).map((t) => ({ topic: t.topic, messages: t.messages }))
 
 /** Replaces send / sendBatch (and the outbox sendWith / sendBatchWith when present) by counting versions. */
 function wrapSends(target: Sender, onSent: Counted, onFailed: Counted): () => void {

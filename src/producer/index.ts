@@ -90,12 +90,14 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       messages: b.messages,
       originals: topicMessages[i].messages as Message[],
     }))
-    const planned = await network.as('Metadata', () => planSend(ctx, batches, {
-      partitioner,
-      compression: payloadCompressionFor(compression, ctx.config.payloadCompression),
-      autoCreate: allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined,
-      metadataMaxAge,
-    }))
+    const planned = await network.as('Metadata', () =>
+      planSend(ctx, batches, {
+        partitioner,
+        compression: payloadCompressionFor(compression, ctx.config.payloadCompression),
+        autoCreate: allowAutoTopicCreation ? (name: string) => newTopicFromDefaults(ctx, name) : undefined,
+        metadataMaxAge,
+      }),
+    )
     if (idempotent) {
       for (const p of planned) {
         const key = `${p.topic.id}:${p.partition}`
@@ -187,8 +189,13 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     }
   }
 
-  const transactions = new TransactionManager(ctx, config.transactionalId, config.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT_MS, logger, network, (client, batch) =>
-    tracked(() => sendWithin(client, batch)),
+  const transactions = new TransactionManager(
+    ctx,
+    config.transactionalId,
+    config.transactionTimeout ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
+    logger,
+    network,
+    (client, batch) => tracked(() => sendWithin(client, batch)),
   )
 
   const producer: PgQueueProducer = {

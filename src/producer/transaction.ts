@@ -111,7 +111,9 @@ export class TransactionManager {
             return
           }
           if (outcome === 'rolled back') {
-            throw new KafkaJSError(`commit: the connection broke at COMMIT and the transaction was rolled back: ${(e as Error).message}`, { retriable: true })
+            throw new KafkaJSError(`commit: the connection broke at COMMIT and the transaction was rolled back: ${(e as Error).message}`, {
+              retriable: true,
+            })
           }
         }
         // our connection may have been terminated by a successor taking the id: report that as fencing
@@ -136,7 +138,10 @@ export class TransactionManager {
       sendOffsets: async ({ consumerGroupId, topics }: Offsets & { consumerGroupId: string }) => {
         assertActive()
         validateGroupId(consumerGroupId)
-        const rows = await this.ctx.topics.get(db, topics.map((t) => t.topic))
+        const rows = await this.ctx.topics.get(
+          db,
+          topics.map((t) => t.topic),
+        )
         const commits = topics.flatMap(({ topic, partitions }) => {
           const row = rows.get(topic)
           if (!row) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')

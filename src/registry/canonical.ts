@@ -13,8 +13,21 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
 
 const PRIMITIVES = new Set(['null', 'boolean', 'int', 'long', 'float', 'double', 'bytes', 'string'])
 const TYPE_KEYS = [
-  'type', 'name', 'namespace', 'doc', 'aliases', 'fields', 'symbols', 'items', 'values', 'size', 'default', 'order',
-  'logicalType', 'precision', 'scale',
+  'type',
+  'name',
+  'namespace',
+  'doc',
+  'aliases',
+  'fields',
+  'symbols',
+  'items',
+  'values',
+  'size',
+  'default',
+  'order',
+  'logicalType',
+  'precision',
+  'scale',
 ]
 const FIELD_KEYS = ['name', 'type', 'doc', 'default', 'order', 'aliases']
 
@@ -81,5 +94,7 @@ export function canonicalAvroText(schema: unknown): string {
 /** The identity of a schema for id assignment: type, canonical text and references (order included). */
 export function schemaHash(schemaType: string, canonicalText: string, references: readonly SchemaReference[]): string {
   const refs = references.map((r) => [r.name, r.subject, r.version])
-  return createHash('sha256').update(JSON.stringify([schemaType, canonicalText, refs])).digest('hex')
+  return createHash('sha256')
+    .update(JSON.stringify([schemaType, canonicalText, refs]))
+    .digest('hex')
 }

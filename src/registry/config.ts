@@ -18,12 +18,7 @@ export async function setGlobalCompatibility(db: Queryable, t: Tables, level: un
 }
 
 /** The subject's own level; 40408 when it has none, unless `defaultToGlobal`. */
-export async function subjectCompatibility(
-  db: Queryable,
-  t: Tables,
-  subject: string,
-  defaultToGlobal: boolean,
-): Promise<CompatibilityLevel> {
+export async function subjectCompatibility(db: Queryable, t: Tables, subject: string, defaultToGlobal: boolean): Promise<CompatibilityLevel> {
   const own = await getCompatibility(db, t, subject)
   if (own) return own
   if (defaultToGlobal) return globalCompatibility(db, t)

@@ -4,11 +4,14 @@
 import type { Database } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { deleteCompatibility } from '../store/registryConfig.js'
+import { deleteVersion, hardDeleteSubject, lockSubject, schemasReferencing, softDeleteSubject, subjectVersions } from '../store/registryVersions.js'
 import {
-  deleteVersion, hardDeleteSubject, lockSubject, schemasReferencing, softDeleteSubject, subjectVersions,
-} from '../store/registryVersions.js'
-import {
-  referenceExists, subjectNotFound, subjectNotSoftDeleted, subjectSoftDeleted, versionNotFound, versionNotSoftDeleted,
+  referenceExists,
+  subjectNotFound,
+  subjectNotSoftDeleted,
+  subjectSoftDeleted,
+  versionNotFound,
+  versionNotSoftDeleted,
   versionSoftDeleted,
 } from './errors.js'
 import type { VersionSelector } from '../store/registryTypes.js'
@@ -35,13 +38,7 @@ export async function deleteSubject(db: Database, t: Tables, subject: string, pe
 }
 
 /** DELETE /subjects/{s}/versions/{v}[?permanent=true]: the version deleted. */
-export async function deleteSubjectVersion(
-  db: Database,
-  t: Tables,
-  subject: string,
-  selector: VersionSelector,
-  permanent: boolean,
-): Promise<number> {
+export async function deleteSubjectVersion(db: Database, t: Tables, subject: string, selector: VersionSelector, permanent: boolean): Promise<number> {
   return db.transaction(async (client) => {
     await lockSubject(client, t, subject)
     const all = await subjectVersions(client, t, subject, true)

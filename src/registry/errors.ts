@@ -27,17 +27,9 @@ export const subjectSoftDeleted = (subject: string) =>
 export const subjectNotSoftDeleted = (subject: string) =>
   new SchemaRegistryError(404, 40405, `Subject ${q(subject)} was not deleted first before being permanently deleted`)
 export const versionSoftDeleted = (subject: string, version: number) =>
-  new SchemaRegistryError(
-    404,
-    40406,
-    `Subject ${q(subject)} Version ${version} was soft deleted. Set permanent=true to delete permanently`,
-  )
+  new SchemaRegistryError(404, 40406, `Subject ${q(subject)} Version ${version} was soft deleted. Set permanent=true to delete permanently`)
 export const versionNotSoftDeleted = (subject: string, version: number) =>
-  new SchemaRegistryError(
-    404,
-    40407,
-    `Subject ${q(subject)} Version ${version} was not deleted first before being permanently deleted`,
-  )
+  new SchemaRegistryError(404, 40407, `Subject ${q(subject)} Version ${version} was not deleted first before being permanently deleted`)
 export const subjectLevelCompatibilityNotConfigured = (subject: string) =>
   new SchemaRegistryError(404, 40408, `Subject ${q(subject)} does not have subject-level compatibility configured`)
 export const incompatibleSchema = (message: string) => new SchemaRegistryError(409, 409, message)

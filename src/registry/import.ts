@@ -11,7 +11,13 @@ import { GLOBAL_SUBJECT } from '../store/registryConfig.js'
 import { effectiveMode, getMode, setMode } from '../store/registryMode.js'
 import { findSchemaById, findSchemaIdByHash, insertSchemaWithId } from '../store/registrySchemas.js'
 import {
-  deleteVersion, insertVersion, insertVersionAt, listVersions, lockRegistry, lockSubject, schemasReferencing,
+  deleteVersion,
+  insertVersion,
+  insertVersionAt,
+  listVersions,
+  lockRegistry,
+  lockSubject,
+  schemasReferencing,
   subjectVersions,
 } from '../store/registryVersions.js'
 import { schemaHash } from './canonical.js'
@@ -31,9 +37,10 @@ export async function enterImportMode(db: Database, t: Tables, subject: string |
 
 /** Refuses a scope with live versions; permanently deletes its soft-deleted ones (42206 while referenced). */
 async function emptyScope(client: pg.PoolClient, t: Tables, subject: string | undefined): Promise<void> {
-  const rows = subject === undefined
-    ? await listVersions(client, t, { deleted: true, prefix: '', latestOnly: false })
-    : await subjectVersions(client, t, subject, true)
+  const rows =
+    subject === undefined
+      ? await listVersions(client, t, { deleted: true, prefix: '', latestOnly: false })
+      : await subjectVersions(client, t, subject, true)
   if (rows.some((v) => !v.deleted)) throw operationNotPermitted('Cannot import since found existing subjects')
   for (const v of rows) {
     const users = await schemasReferencing(client, t, v.subject, [v.version], true)

@@ -7,20 +7,32 @@ import type { Tables } from '../db/tables.js'
 import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
 import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
 import {
-  insertVersion, listSubjects, listVersions, lockSubject, nextVersion, schemasReferencing, subjectVersions, type VersionRow,
+  insertVersion,
+  listSubjects,
+  listVersions,
+  lockSubject,
+  nextVersion,
+  schemasReferencing,
+  subjectVersions,
+  type VersionRow,
 } from '../store/registryVersions.js'
 import { openBackend, type RegistryBackend } from './backend.js'
 import { compatibilityProblems, type VersionedType } from './compatibility.js'
-import {
-  deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility,
-} from './config.js'
+import { deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility } from './config.js'
 import { deleteSubject, deleteSubjectVersion } from './deletes.js'
 import { assertRegistrable, assertWritable, readMode, removeMode, writeMode } from './mode.js'
 import type { RegistryMode } from '../store/registryMode.js'
 import { incompatibleSchema, invalidSchema, invalidVersion, schemaNotFound, subjectNotFound, versionNotFound } from './errors.js'
 import { importVersion } from './import.js'
 import { SchemaResolver, type PreparedSchema } from './resolver.js'
-import { DEFAULT_COMPATIBILITY, type CompatibilityLevel, type SchemaInput, type StoredSchema, type SubjectVersion, type VersionSelector } from '../store/registryTypes.js'
+import {
+  DEFAULT_COMPATIBILITY,
+  type CompatibilityLevel,
+  type SchemaInput,
+  type StoredSchema,
+  type SubjectVersion,
+  type VersionSelector,
+} from '../store/registryTypes.js'
 
 export interface ReadOptions {
   /** include soft-deleted versions */
@@ -73,8 +85,7 @@ export class PgSchemaRegistry {
       const problems = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, live), client))
       if (problems.length > 0) {
         throw incompatibleSchema(
-          `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); ` +
-            `details: ${problems.join('; ')}`,
+          `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); ` + `details: ${problems.join('; ')}`,
         )
       }
       const id = await this.schemaIdFor(client, prepared)
@@ -210,11 +221,7 @@ export class PgSchemaRegistry {
 
   /** The level that applies to a subject: its own, else the global one, else BACKWARD. */
   async effectiveCompatibility(subject: string, db: Queryable = this.pool): Promise<CompatibilityLevel> {
-    return (
-      (await getCompatibility(db, this.tables, subject)) ??
-      (await getCompatibility(db, this.tables, GLOBAL_SUBJECT)) ??
-      DEFAULT_COMPATIBILITY
-    )
+    return (await getCompatibility(db, this.tables, subject)) ?? (await getCompatibility(db, this.tables, GLOBAL_SUBJECT)) ?? DEFAULT_COMPATIBILITY
   }
 
   /** Versions of a subject; 40401 when it has none (none that are live, unless deleted ones are asked for). */

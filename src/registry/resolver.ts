@@ -69,9 +69,7 @@ export class SchemaResolver {
     for (const ref of refs) {
       const version = await subjectVersion(db, this.tables, ref.subject, ref.version)
       if (!version) {
-        throw invalidSchema(
-          `Invalid schema: reference "${ref.name}" names subject "${ref.subject}" version ${ref.version}, which does not exist`,
-        )
+        throw invalidSchema(`Invalid schema: reference "${ref.name}" names subject "${ref.subject}" version ${ref.version}, which does not exist`)
       }
       if (seen.has(version.id)) continue
       seen.add(version.id)
@@ -99,9 +97,17 @@ function validateInput(input: unknown): { schema: string; references: SchemaRefe
   }
   const refs = ((references as unknown[] | null | undefined) ?? []).map((r, i) => {
     const { name, subject, version } = (r ?? {}) as Record<string, unknown>
-    if (typeof name !== 'string' || name === '' || typeof subject !== 'string' || subject === '' ||
-        !isStorableText(name) || !isStorableText(subject) ||
-        !Number.isInteger(version) || (version as number) < 1 || (version as number) > INT32_MAX) {
+    if (
+      typeof name !== 'string' ||
+      name === '' ||
+      typeof subject !== 'string' ||
+      subject === '' ||
+      !isStorableText(name) ||
+      !isStorableText(subject) ||
+      !Number.isInteger(version) ||
+      (version as number) < 1 ||
+      (version as number) > INT32_MAX
+    ) {
       throw invalidSchema(`Invalid schema: reference ${i} needs a name, a subject and a version from 1 to ${INT32_MAX}`)
     }
     return { name, subject, version: version as number }

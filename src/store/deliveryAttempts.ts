@@ -64,10 +64,6 @@ export interface FailingMessage extends AttemptKey {
   updatedAt: Date
 }
 
-export async function listAttempts(
-  db: Queryable,
-  t: Tables,
-  filter: { group?: string; topic?: string; limit: number },
-): Promise<FailingMessage[]> {
+export async function listAttempts(db: Queryable, t: Tables, filter: { group?: string; topic?: string; limit: number }): Promise<FailingMessage[]> {
   return (await run<FailingMessage>(db, sql(t).list, [filter.group ?? null, filter.topic ?? null, filter.limit])).rows
 }

@@ -28,13 +28,7 @@ const sql = statements('enqueueDeferred', (t) => {
 })
 
 /** Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. */
-export async function enqueueDeferred(
-  db: Queryable,
-  t: Tables,
-  topicId: string,
-  partition: number,
-  messages: StoredMessage[],
-): Promise<void> {
+export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<void> {
   await run(db, sql(t).enqueue, [
     topicId,
     partition,

@@ -154,7 +154,13 @@ export async function fetchPartitions(
   return out
 }
 
-async function copyFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): Promise<Array<FetchedPartition | null>> {
+async function copyFetch(
+  db: Queryable,
+  t: Tables,
+  fence: FetchFence,
+  partitions: PartitionFetch[],
+  limit: FetchLimit,
+): Promise<Array<FetchedPartition | null>> {
   const text = copyText(t, fence, partitions, limit)
   const copy = new CopyOut(text, partitions.length)
   // a pool answers through copy.callback (and returns a promise); a client runs the submittable as it is
@@ -171,7 +177,13 @@ type RawRow = Array<string | null>
 
 const RAW_TEXT = { getTypeParser: () => (value: string) => value }
 
-async function selectFetch(db: Queryable, t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): Promise<Array<FetchedPartition | null>> {
+async function selectFetch(
+  db: Queryable,
+  t: Tables,
+  fence: FetchFence,
+  partitions: PartitionFetch[],
+  limit: FetchLimit,
+): Promise<Array<FetchedPartition | null>> {
   const stmt = sql(t).fetch
   const values = [
     partitions.map((p) => p.topicId),
@@ -371,4 +383,3 @@ function inOrder(rows: FetchedRow[]): boolean {
   for (let i = 1; i < rows.length; i++) if (byPriorityThenSeq(rows[i - 1], rows[i]) > 0) return false
   return true
 }
-

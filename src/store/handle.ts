@@ -16,7 +16,20 @@ import * as registrations from './registrations.js'
 import * as topicConfig from './topicConfig.js'
 import * as topics from './topics.js'
 
-const modules = { dataHubMembers, groupGeneration, lag, leases, members, messages, offsetResets, offsets, partitions, registrations, topicConfig, topics }
+const modules = {
+  dataHubMembers,
+  groupGeneration,
+  lag,
+  leases,
+  members,
+  messages,
+  offsetResets,
+  offsets,
+  partitions,
+  registrations,
+  topicConfig,
+  topics,
+}
 
 /** A module's (db, tables, ...args) functions, as (...args) functions. */
 type Bound<M> = {

@@ -78,13 +78,7 @@ export async function lockHeldLeases(
   return res.rows
 }
 
-export async function releaseLeases(
-  db: Queryable,
-  t: Tables,
-  group: string,
-  lockOwner: string,
-  partitions: PartitionRef[],
-): Promise<void> {
+export async function releaseLeases(db: Queryable, t: Tables, group: string, lockOwner: string, partitions: PartitionRef[]): Promise<void> {
   if (partitions.length === 0) return
   await run(db, sql(t).release, [group, lockOwner, partitions.map((p) => p.topicId), partitions.map((p) => p.partition)])
 }

@@ -37,8 +37,12 @@ export interface CommittedOffset {
 const commitStatement = (t: Tables, async: boolean) => `
     WITH c AS (
       SELECT c.* FROM unnest($2::int8[], $3::int4[], $4::int8[], $5::text[], $6::text[])
-        AS c(topic_id, partition_id, off, meta, prio)${async ? `,
-        (SELECT set_config('synchronous_commit', 'off', true)) AS cfg` : ''}
+        AS c(topic_id, partition_id, off, meta, prio)${
+          async
+            ? `,
+        (SELECT set_config('synchronous_commit', 'off', true)) AS cfg`
+            : ''
+        }
     ), w AS (
       SELECT c.topic_id, c.partition_id, c.meta, c.prio,
              CASE WHEN c.prio IS NULL THEN c.off ELSE LEAST(s.next_seq - 1, (

@@ -8,4 +8,3 @@ export async function ensurePartitions(db: Queryable, t: Tables): Promise<number
   const res = await db.query<{ made: number }>(`SELECT ${fn}() AS made`)
   return res.rows[0].made
 }
-

@@ -59,7 +59,8 @@ export async function limitTransactionIdle(db: Queryable, t: Tables, timeoutMs: 
 
 /** Takes the next epoch of a transactional id; returns it and whether an older holder's transaction was aborted. */
 export async function bumpProducerEpoch(db: Queryable, t: Tables, transactionalId: string): Promise<{ epoch: string; aborted: boolean }> {
-  const { epoch, pid, since } = (await run<{ epoch: string; pid: number | null; since: Date | null }>(db, sql(t).bumpEpoch, [transactionalId])).rows[0]
+  const { epoch, pid, since } = (await run<{ epoch: string; pid: number | null; since: Date | null }>(db, sql(t).bumpEpoch, [transactionalId]))
+    .rows[0]
   if (pid === null || since === null) return { epoch, aborted: false }
   const res = await run<{ aborted: boolean }>(db, sql(t).abortOld, [pid, since])
   return { epoch, aborted: res.rows[0]?.aborted === true }

@@ -15,5 +15,12 @@ export interface RegistryTables {
 
 export function registryTables(t: Tables): RegistryTables {
   const q = (suffix: string) => `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_${suffix}`)}`
-  return { schema: q('schema'), reference: q('schema_reference'), version: q('schema_version'), config: q('schema_config'), subject: q('schema_subject'), mode: q('schema_mode') }
+  return {
+    schema: q('schema'),
+    reference: q('schema_reference'),
+    version: q('schema_version'),
+    config: q('schema_config'),
+    subject: q('schema_subject'),
+    mode: q('schema_mode'),
+  }
 }

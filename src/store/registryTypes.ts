@@ -37,15 +37,7 @@ export interface SubjectVersion extends StoredSchema {
   deleted: boolean
 }
 
-export const COMPATIBILITY_LEVELS = [
-  'NONE',
-  'BACKWARD',
-  'BACKWARD_TRANSITIVE',
-  'FORWARD',
-  'FORWARD_TRANSITIVE',
-  'FULL',
-  'FULL_TRANSITIVE',
-] as const
+export const COMPATIBILITY_LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE'] as const
 
 export type CompatibilityLevel = (typeof COMPATIBILITY_LEVELS)[number]
 

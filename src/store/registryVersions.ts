@@ -109,11 +109,7 @@ export async function listSubjects(db: Queryable, t: Tables, deleted: boolean, p
   return (await run<{ subject: string }>(db, sql(t).subjects, [deleted, prefix])).rows.map((x) => x.subject)
 }
 
-export async function listVersions(
-  db: Queryable,
-  t: Tables,
-  opts: { deleted: boolean; prefix: string; latestOnly: boolean },
-): Promise<VersionRow[]> {
+export async function listVersions(db: Queryable, t: Tables, opts: { deleted: boolean; prefix: string; latestOnly: boolean }): Promise<VersionRow[]> {
   return (await run<VersionRow>(db, sql(t).listing, [opts.deleted, opts.prefix, opts.latestOnly])).rows
 }
 

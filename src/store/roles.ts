@@ -231,7 +231,8 @@ async function apply(q: Runner, schema: string, prefix: string, roles: QueueRole
     }
   }
   for (const [suffix, { privilege, columns }] of Object.entries(WRITER_COLUMNS)) {
-    if (names.has(table(suffix))) await q.query(`GRANT ${privilege} (${columns.map(quoteIdent).join(', ')}) ON ${S}.${quoteIdent(table(suffix))} TO ${W}`)
+    if (names.has(table(suffix)))
+      await q.query(`GRANT ${privilege} (${columns.map(quoteIdent).join(', ')}) ON ${S}.${quoteIdent(table(suffix))} TO ${W}`)
   }
   for (const suffix of WRITER_SEQUENCES) {
     if (names.has(table(suffix))) await q.query(`GRANT USAGE, SELECT ON SEQUENCE ${S}.${quoteIdent(table(suffix))} TO ${W}`)

@@ -15,10 +15,7 @@ const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCas
  * and one connection may serve several schemas (a caller's transaction through sendWith, the CLI, tests), whose
  * texts differ only in the table names.
  */
-export function statements<K extends string>(
-  module: string,
-  build: (t: Tables) => Record<K, string>,
-): (t: Tables) => Record<K, Statement> {
+export function statements<K extends string>(module: string, build: (t: Tables) => Record<K, string>): (t: Tables) => Record<K, Statement> {
   const cache = new WeakMap<Tables, Record<K, Statement>>()
   return (t) => {
     let built = cache.get(t)

@@ -14,7 +14,11 @@ type Methods = Record<(typeof WRAPPED_BY_INSTRUMENTATIONS)[number], unknown>
 
 /** shimmer's marks on a wrapper (OpenTelemetry's `isWrapped` tests the same). */
 function isShimmerWrapper(fn: unknown): boolean {
-  return typeof fn === 'function' && (fn as { __wrapped?: unknown }).__wrapped === true && typeof (fn as { __original?: unknown }).__original === 'function'
+  return (
+    typeof fn === 'function' &&
+    (fn as { __wrapped?: unknown }).__wrapped === true &&
+    typeof (fn as { __original?: unknown }).__original === 'function'
+  )
 }
 
 /** The class's own methods, taken when the module is evaluated, before any require / import hook sees it. */

@@ -206,8 +206,15 @@ export class DataHubQueue {
                                           payload_compression, headers)
            SELECT $1, $2, $3, mx.max_seq + 1, $4, $5, $6, 0, CAST($7 AS jsonb) FROM mx
            RETURNING id::text, enqueued_at::text, enqueue_seq`,
-          [t.id, partition, item.routingKey, priority, item.payload, ctId === defaultCt ? null : ctId,
-            item.headers && item.headers.length > 0 ? JSON.stringify(item.headers) : null],
+          [
+            t.id,
+            partition,
+            item.routingKey,
+            priority,
+            item.payload,
+            ctId === defaultCt ? null : ctId,
+            item.headers && item.headers.length > 0 ? JSON.stringify(item.headers) : null,
+          ],
         )
         const r = res.rows[0]
         out.push({ id: r.id, enqueuedAt: r.enqueued_at, topicId: t.id, partitionId: partition, seq: Number(r.enqueue_seq) })
@@ -245,14 +252,21 @@ export class DataHubQueue {
         const remaining = maxMessages - out.length
         if (remaining <= 0) break
         const committed = Number(
-          (await c.query(
-            `SELECT offset_value FROM ${this.n.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2 AND partition_id = $3`,
-            [group, topicId, partition],
-          )).rows[0]?.offset_value ?? 0,
+          (
+            await c.query(`SELECT offset_value FROM ${this.n.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2 AND partition_id = $3`, [
+              group,
+              topicId,
+              partition,
+            ])
+          ).rows[0]?.offset_value ?? 0,
         )
         const maxSeq = Number(
-          (await c.query(`SELECT COALESCE(MAX(enqueue_seq), 0) AS m FROM ${this.n.message} WHERE topic_id = $1 AND partition_id = $2`, [topicId, partition]))
-            .rows[0].m,
+          (
+            await c.query(`SELECT COALESCE(MAX(enqueue_seq), 0) AS m FROM ${this.n.message} WHERE topic_id = $1 AND partition_id = $2`, [
+              topicId,
+              partition,
+            ])
+          ).rows[0].m,
         )
         if (committed > maxSeq) stuckAhead.push(partition)
         let bandRemaining = remaining
@@ -286,14 +300,16 @@ export class DataHubQueue {
     for (let p = band.min; p <= band.max && out.length < cap; p++) {
       let seqFloor = committed
       while (out.length < cap) {
-        const cand = (await c.query(
-          `SELECT m.id::text, m.enqueued_at::text, m.enqueue_seq FROM ${this.n.message} m
+        const cand = (
+          await c.query(
+            `SELECT m.id::text, m.enqueued_at::text, m.enqueue_seq FROM ${this.n.message} m
            LEFT JOIN ${this.n.lease} l ON l.message_id = m.id AND l.message_enqueued_at = m.enqueued_at AND l.consumer_group = $1
            WHERE m.topic_id = $2 AND m.partition_id = $3 AND m.enqueue_seq > $4 AND m.priority = $5
              AND (l.id IS NULL OR l.lock_owner <> '${ACKED}')
            ORDER BY m.enqueue_seq LIMIT 1`,
-          [group, topicId, partition, seqFloor, p],
-        )).rows[0]
+            [group, topicId, partition, seqFloor, p],
+          )
+        ).rows[0]
         if (!cand) break
         const leased = await c.query(
           `INSERT INTO ${this.n.lease} AS l (message_id, message_enqueued_at, consumer_group, lock_owner, locked_until)
@@ -305,13 +321,15 @@ export class DataHubQueue {
           [cand.id, cand.enqueued_at, group, lockOwner, visibilitySeconds],
         )
         if (leased.rowCount === 0) break
-        const m = (await c.query(
-          `SELECT m.priority, m.payload, m.routing_key, m.headers, ct.mime
+        const m = (
+          await c.query(
+            `SELECT m.priority, m.payload, m.routing_key, m.headers, ct.mime
            FROM ${this.n.message} m JOIN ${this.n.topic} t ON t.id = m.topic_id
            LEFT JOIN ${this.n.contentType} ct ON ct.id = COALESCE(m.content_type_id, t.default_content_type_id)
            WHERE m.id = $1 AND m.enqueued_at = $2`,
-          [cand.id, cand.enqueued_at],
-        )).rows[0]
+            [cand.id, cand.enqueued_at],
+          )
+        ).rows[0]
         out.push({
           id: cand.id,
           enqueuedAt: cand.enqueued_at,
@@ -349,19 +367,24 @@ export class DataHubQueue {
       for (const h of handles) cells.set(`${h.topicId}:${h.partitionId}`, { topicId: h.topicId, partition: h.partitionId })
       for (const { topicId, partition } of cells.values()) {
         const current = Number(
-          (await c.query(
-            `SELECT offset_value FROM ${this.n.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2 AND partition_id = $3`,
-            [group, topicId, partition],
-          )).rows[0]?.offset_value ?? 0,
+          (
+            await c.query(`SELECT offset_value FROM ${this.n.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2 AND partition_id = $3`, [
+              group,
+              topicId,
+              partition,
+            ])
+          ).rows[0]?.offset_value ?? 0,
         )
-        const acked = (await c.query(
-          `SELECT m.enqueue_seq FROM ${this.n.message} m
+        const acked = (
+          await c.query(
+            `SELECT m.enqueue_seq FROM ${this.n.message} m
            JOIN ${this.n.lease} l ON l.message_id = m.id AND l.message_enqueued_at = m.enqueued_at
            WHERE l.consumer_group = $1 AND l.lock_owner = '${ACKED}' AND m.topic_id = $2 AND m.partition_id = $3
              AND m.enqueue_seq > $4
            ORDER BY m.enqueue_seq`,
-          [group, topicId, partition, current],
-        )).rows.map((r) => Number(r.enqueue_seq))
+            [group, topicId, partition, current],
+          )
+        ).rows.map((r) => Number(r.enqueue_seq))
         const next = advanceWatermark(current, acked)
         if (next > current) {
           await c.query(

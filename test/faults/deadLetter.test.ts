@@ -11,66 +11,72 @@ import { sleep } from './support.js'
 const t = useTestKafka('fault_dead_letter')
 
 describe('dead-letter move under SIGKILL', () => {
-  it.each(['blocking', 'retry-topics'])('%s: each poison message lands in the dead-letter topic exactly once, no healthy message is lost', async (mode) => {
-    const topic = await t.createTopic(2, 'dlq_kill')
-    const dlq = await t.createTopic(1, 'dlq_kill_dead')
-    const retryTopics = mode === 'retry-topics' ? [`${topic}.retry-1`, `${topic}.retry-2`] : []
-    const admin = t.kafka.admin()
-    await admin.connect()
-    await admin.createTopics({ topics: retryTopics.map((name) => ({ topic: name, numPartitions: 1 })) })
-    await admin.disconnect()
-    const group = uniqueName('dlq_kill_group')
-    const TOTAL = 400
-    const values = Array.from({ length: TOTAL }, (_, n) => (n % 20 === 7 ? `poison-${n}` : `ok-${n}`))
-    const producer = await t.producer()
-    await producer.send({ topic, messages: values.map((value, n) => ({ key: `k${n % 6}`, value })) })
-    const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, DLQ: dlq, MODE: mode }
+  it.each(['blocking', 'retry-topics'])(
+    '%s: each poison message lands in the dead-letter topic exactly once, no healthy message is lost',
+    async (mode) => {
+      const topic = await t.createTopic(2, 'dlq_kill')
+      const dlq = await t.createTopic(1, 'dlq_kill_dead')
+      const retryTopics = mode === 'retry-topics' ? [`${topic}.retry-1`, `${topic}.retry-2`] : []
+      const admin = t.kafka.admin()
+      await admin.connect()
+      await admin.createTopics({ topics: retryTopics.map((name) => ({ topic: name, numPartitions: 1 })) })
+      await admin.disconnect()
+      const group = uniqueName('dlq_kill_group')
+      const TOTAL = 400
+      const values = Array.from({ length: TOTAL }, (_, n) => (n % 20 === 7 ? `poison-${n}` : `ok-${n}`))
+      const producer = await t.producer()
+      await producer.send({ topic, messages: values.map((value, n) => ({ key: `k${n % 6}`, value })) })
+      const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, DLQ: dlq, MODE: mode }
 
-    const children: Child[] = []
-    const handledValues = () => new Set(children.flatMap((c) => c.lines.filter((l) => l.startsWith('h ')).map((l) => l.slice(2))))
-    // kill a worker at a random moment after it has started working, several times over
-    let kills = 0
-    for (let round = 0; round < 6; round++) {
-      const child = spawnFixture('deadLetterConsumer.ts', env)
-      children.push(child)
-      await child.waitForLine((l) => l === 'ready')
-      await child.waitForLine((l) => l.startsWith('h ') || l.startsWith('d '), 20_000).catch(() => undefined)
-      await sleep(50 + Math.floor(Math.random() * 400))
-      child.proc.kill('SIGKILL')
-      await child.exited
-      kills++
-    }
-    const last = spawnFixture('deadLetterConsumer.ts', env)
-    children.push(last)
-    const tb = tablesFor(t.db.schema, 'metadata_queue')
-    const copies = async (name: string) =>
-      (
-        await t.db.pool.query<{ value: string; n: number }>(
-          `SELECT convert_from(payload, 'UTF8') AS value, count(*)::int AS n FROM ${tb.message} m
+      const children: Child[] = []
+      const handledValues = () => new Set(children.flatMap((c) => c.lines.filter((l) => l.startsWith('h ')).map((l) => l.slice(2))))
+      // kill a worker at a random moment after it has started working, several times over
+      let kills = 0
+      for (let round = 0; round < 6; round++) {
+        const child = spawnFixture('deadLetterConsumer.ts', env)
+        children.push(child)
+        await child.waitForLine((l) => l === 'ready')
+        await child.waitForLine((l) => l.startsWith('h ') || l.startsWith('d '), 20_000).catch(() => undefined)
+        await sleep(50 + Math.floor(Math.random() * 400))
+        child.proc.kill('SIGKILL')
+        await child.exited
+        kills++
+      }
+      const last = spawnFixture('deadLetterConsumer.ts', env)
+      children.push(last)
+      const tb = tablesFor(t.db.schema, 'metadata_queue')
+      const copies = async (name: string) =>
+        (
+          await t.db.pool.query<{ value: string; n: number }>(
+            `SELECT convert_from(payload, 'UTF8') AS value, count(*)::int AS n FROM ${tb.message} m
            JOIN ${tb.topic} tp ON tp.id = m.topic_id WHERE tp.topic_name = $1 GROUP BY 1`,
-          [name],
-        )
-      ).rows
-    const dead = () => copies(dlq)
-    const poison = values.filter((v) => v.startsWith('poison'))
-    const healthy = values.filter((v) => !v.startsWith('poison'))
-    const deadline = Date.now() + 60_000
-    while (Date.now() < deadline && ((await dead()).length < poison.length || healthy.some((v) => !handledValues().has(v)))) await sleep(100)
-    last.proc.kill('SIGTERM')
-    await last.exited
+            [name],
+          )
+        ).rows
+      const dead = () => copies(dlq)
+      const poison = values.filter((v) => v.startsWith('poison'))
+      const healthy = values.filter((v) => !v.startsWith('poison'))
+      const deadline = Date.now() + 60_000
+      while (Date.now() < deadline && ((await dead()).length < poison.length || healthy.some((v) => !handledValues().has(v)))) await sleep(100)
+      last.proc.kill('SIGTERM')
+      await last.exited
 
-    const rows = await dead()
-    const twice = rows.filter((r) => r.n > 1)
-    const missingDead = poison.filter((v) => !rows.some((r) => r.value === v))
-    const lost = healthy.filter((v) => !handledValues().has(v))
-    console.log(`dead-letter (${mode}) under ${kills} SIGKILLs: ${rows.length}/${poison.length} poison messages dead-lettered, ${twice.length} twice; ${healthy.length - lost.length}/${healthy.length} healthy handled`)
-    for (const name of retryTopics) {
-      const hops = await copies(name)
-      expect(hops.map((r) => [r.value, r.n]).sort()).toEqual(poison.map((v) => [v, 1]).sort())
-    }
-    expect(twice).toEqual([])
-    expect(missingDead).toEqual([])
-    expect(lost).toEqual([])
-    expect(rows.every((r) => r.value.startsWith('poison'))).toBe(true)
-  }, 150_000)
+      const rows = await dead()
+      const twice = rows.filter((r) => r.n > 1)
+      const missingDead = poison.filter((v) => !rows.some((r) => r.value === v))
+      const lost = healthy.filter((v) => !handledValues().has(v))
+      console.log(
+        `dead-letter (${mode}) under ${kills} SIGKILLs: ${rows.length}/${poison.length} poison messages dead-lettered, ${twice.length} twice; ${healthy.length - lost.length}/${healthy.length} healthy handled`,
+      )
+      for (const name of retryTopics) {
+        const hops = await copies(name)
+        expect(hops.map((r) => [r.value, r.n]).sort()).toEqual(poison.map((v) => [v, 1]).sort())
+      }
+      expect(twice).toEqual([])
+      expect(missingDead).toEqual([])
+      expect(lost).toEqual([])
+      expect(rows.every((r) => r.value.startsWith('poison'))).toBe(true)
+    },
+    150_000,
+  )
 })

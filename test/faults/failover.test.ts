@@ -29,7 +29,11 @@ describe.each(['sync', 'async'] as const)('failover to a promoted %s standby', (
     const cluster = await startFailoverCluster(mode, mode)
     const topic = uniqueName('failover')
     const group = uniqueName('g')
-    const admin = new Kafka({ clientId: 'failover-test', logLevel: logLevel.NOTHING, pgqueue: { connectionString: cluster.url, schema: SCHEMA, enabled: true } }).admin()
+    const admin = new Kafka({
+      clientId: 'failover-test',
+      logLevel: logLevel.NOTHING,
+      pgqueue: { connectionString: cluster.url, schema: SCHEMA, enabled: true },
+    }).admin()
     await admin.connect()
     await admin.createTopics({ topics: [{ topic, numPartitions: 4 }] })
     await admin.disconnect()
@@ -43,22 +47,51 @@ describe.each(['sync', 'async'] as const)('failover to a promoted %s standby', (
     ]
     const producers: Array<{ tag: string; child: Child }> = kinds.map(({ tag, env }) => ({
       tag,
-      child: spawnFixture('faultProducer.ts', { ...base, ...env, TAG: tag, MODE: 'stream', COUNT: '1000000', BATCH: '4', KEYS: String(KEYS), PACE_MS: '5' }),
+      child: spawnFixture('faultProducer.ts', {
+        ...base,
+        ...env,
+        TAG: tag,
+        MODE: 'stream',
+        COUNT: '1000000',
+        BATCH: '4',
+        KEYS: String(KEYS),
+        PACE_MS: '5',
+      }),
     }))
-    const consumers = [0, 1].map(() => spawnFixture('faultConsumer.ts', { ...base, GROUP: group, MAX_WAIT: '500', SESSION_TIMEOUT: '10000', HEARTBEAT: '500' }))
-    await Promise.all([...producers.map((p) => p.child.waitForLine((l) => l === 'ready')), ...consumers.map((c) => c.waitForLine((l) => l === 'ready'))])
+    const consumers = [0, 1].map(() =>
+      spawnFixture('faultConsumer.ts', { ...base, GROUP: group, MAX_WAIT: '500', SESSION_TIMEOUT: '10000', HEARTBEAT: '500' }),
+    )
+    await Promise.all([
+      ...producers.map((p) => p.child.waitForLine((l) => l === 'ready')),
+      ...consumers.map((c) => c.waitForLine((l) => l === 'ready')),
+    ])
 
-    await waitUntil('traffic before the failover', () => producers.every((p) => ackTimes(p.child).length >= 30) && handled(consumers).length >= 100, 30_000)
+    await waitUntil(
+      'traffic before the failover',
+      () => producers.every((p) => ackTimes(p.child).length >= 30) && handled(consumers).length >= 100,
+      30_000,
+    )
     const killedAt = Date.now()
     cluster.killPrimary()
     await cluster.promote()
     const promotedAt = Date.now()
 
     const producerBack = await Promise.all(
-      producers.map(async (p) => (await waitUntil(`${p.tag} acknowledged after the promotion`, () => ackTimes(p.child).some((t) => t > promotedAt), RECOVERY_BOUND_MS)) - killedAt),
+      producers.map(
+        async (p) =>
+          (await waitUntil(`${p.tag} acknowledged after the promotion`, () => ackTimes(p.child).some((t) => t > promotedAt), RECOVERY_BOUND_MS)) -
+          killedAt,
+      ),
     )
     const consumerBack = await Promise.all(
-      consumers.map(async (c, i) => (await waitUntil(`consumer ${i} handled a message after the promotion`, () => handled([c]).some((h) => h.start > promotedAt), RECOVERY_BOUND_MS)) - killedAt),
+      consumers.map(
+        async (c, i) =>
+          (await waitUntil(
+            `consumer ${i} handled a message after the promotion`,
+            () => handled([c]).some((h) => h.start > promotedAt),
+            RECOVERY_BOUND_MS,
+          )) - killedAt,
+      ),
     )
     // more traffic on the new primary, then the producers stop
     const after = producers.map((p) => ackTimes(p.child).length)
@@ -67,12 +100,16 @@ describe.each(['sync', 'async'] as const)('failover to a promoted %s standby', (
     expect(await Promise.all(producers.map((p) => p.child.exited))).toEqual([0, 0])
 
     // what the new primary holds: an acknowledged message missing there was lost by the failover itself
-    const rows = (await query<{ v: string }>(cluster.standby.url, `SELECT convert_from(payload, 'UTF8') AS v FROM "${SCHEMA}".metadata_queue_message`)).map((r) => r.v)
+    const rows = (
+      await query<{ v: string }>(cluster.standby.url, `SELECT convert_from(payload, 'UTF8') AS v FROM "${SCHEMA}".metadata_queue_message`)
+    ).map((r) => r.v)
     const stored = new Set(rows)
     const sent = producers.flatMap((p) => acked(p.child, p.tag))
     const lostInFailover = sent.filter((v) => !stored.has(v))
     const survivors = sent.filter((v) => stored.has(v))
-    await waitUntil('every stored acknowledged message delivered', () => tally(survivors, handled(consumers)).lost.length === 0, 45_000).catch(() => undefined)
+    await waitUntil('every stored acknowledged message delivered', () => tally(survivors, handled(consumers)).lost.length === 0, 45_000).catch(
+      () => undefined,
+    )
     expect(consumers.map((c) => c.proc.exitCode)).toEqual([null, null])
     for (const c of consumers) c.proc.kill('SIGTERM')
     await Promise.all(consumers.map((c) => c.exited))

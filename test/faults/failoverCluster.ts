@@ -154,16 +154,26 @@ export async function startFailoverCluster(label: string, mode: 'sync' | 'async'
   await run(path.join(BIN, 'initdb'), ['-D', primary.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], as)
   await fs.appendFile(primary.dataDir + '/postgresql.conf', conf(primary.port, primary.dataDir, []))
   await start(primary)
-  await run(path.join(BIN, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', standby.dataDir, '-R', '-X', 'stream', '--no-sync'], as)
+  await run(
+    path.join(BIN, 'pg_basebackup'),
+    ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', standby.dataDir, '-R', '-X', 'stream', '--no-sync'],
+    as,
+  )
   // after the base backup, so the standby does not inherit it: once promoted it has no standby to wait for
-  await fs.appendFile(standby.dataDir + '/postgresql.conf', conf(standby.port, standby.dataDir, ["cluster_name = 'standby1'", "synchronous_standby_names = ''"]))
+  await fs.appendFile(
+    standby.dataDir + '/postgresql.conf',
+    conf(standby.port, standby.dataDir, ["cluster_name = 'standby1'", "synchronous_standby_names = ''"]),
+  )
   await start(standby)
   if (mode === 'sync') {
     await query(primary.url, "ALTER SYSTEM SET synchronous_standby_names = 'standby1'")
     await query(primary.url, 'SELECT pg_reload_conf()')
   }
   await until(`the standby streaming (${mode})`, async () => {
-    const rows = await query<{ sync_state: string }>(primary.url, "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1' AND state = 'streaming'")
+    const rows = await query<{ sync_state: string }>(
+      primary.url,
+      "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1' AND state = 'streaming'",
+    )
     return rows[0]?.sync_state === mode
   })
   return cluster

@@ -16,7 +16,16 @@ async function stallScenario(extra: Record<string, string>) {
   const group = uniqueName('g')
   const producer = await t.producer()
   await producer.send({ topic, messages: Array.from({ length: TOTAL }, (_, n) => ({ value: `v-${n}`, partition: 0 })) })
-  const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, SESSION_TIMEOUT: '3000', HEARTBEAT: '300', HANDLER_DELAY_MS: '50', ...extra }
+  const env = {
+    PG_URL: t.db.connectionString,
+    PG_SCHEMA: t.db.schema,
+    TOPIC: topic,
+    GROUP: group,
+    SESSION_TIMEOUT: '3000',
+    HEARTBEAT: '300',
+    HANDLER_DELAY_MS: '50',
+    ...extra,
+  }
   const watcher = watchOffsets(t.db.connectionString, t.db.schema, 'metadata_queue', group, 50)
   const a = spawnFixture('fencedConsumer.ts', env)
   // A is working through the backlog
@@ -63,7 +72,16 @@ describe('a member stalled past its session timeout', () => {
     const group = uniqueName('g')
     const producer = await t.producer()
     await producer.send({ topic, messages: Array.from({ length: TOTAL }, (_, n) => ({ value: `v-${n}`, partition: 0 })) })
-    const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, SESSION_TIMEOUT: '3000', HEARTBEAT: '300', TX: '1', OUT_TOPIC: outTopic }
+    const env = {
+      PG_URL: t.db.connectionString,
+      PG_SCHEMA: t.db.schema,
+      TOPIC: topic,
+      GROUP: group,
+      SESSION_TIMEOUT: '3000',
+      HEARTBEAT: '300',
+      TX: '1',
+      OUT_TOPIC: outTopic,
+    }
     // A stops inside its transaction for v-3, output sent, offsets not yet
     const a = spawnFixture('fencedConsumer.ts', { ...env, PRE_OFFSETS_DELAY_MS: '1000' })
     await a.waitForLine((l) => l.startsWith('begin v-3 '), 30_000)
@@ -84,7 +102,11 @@ describe('a member stalled past its session timeout', () => {
       [outTopic],
     )
     const refused = a.lines.filter((l) => l.startsWith('txerr '))
-    console.log(`output rows ${rows[0].total} (distinct ${rows[0].distinct}) for ${TOTAL} inputs; A committed ${handled([a]).map((h) => h.value).join(',')}; A refused: ${refused.join(' | ')}; B committed ${handled([b]).length}`)
+    console.log(
+      `output rows ${rows[0].total} (distinct ${rows[0].distinct}) for ${TOTAL} inputs; A committed ${handled([a])
+        .map((h) => h.value)
+        .join(',')}; A refused: ${refused.join(' | ')}; B committed ${handled([b]).length}`,
+    )
     expect(handled([a]).map((h) => h.value)).not.toContain('v-3')
     expect(rows[0].distinct).toBe(String(TOTAL))
     expect(rows[0].total).toBe(String(TOTAL))
@@ -95,7 +117,15 @@ describe('a member stalled past its session timeout', () => {
     const group = uniqueName('g')
     const producer = await t.producer()
     await producer.send({ topic, messages: Array.from({ length: TOTAL }, (_, n) => ({ value: `v-${n}`, partition: 0 })) })
-    const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, SESSION_TIMEOUT: '3000', HEARTBEAT: '300', HANDLER_DELAY_MS: '50' }
+    const env = {
+      PG_URL: t.db.connectionString,
+      PG_SCHEMA: t.db.schema,
+      TOPIC: topic,
+      GROUP: group,
+      SESSION_TIMEOUT: '3000',
+      HEARTBEAT: '300',
+      HANDLER_DELAY_MS: '50',
+    }
     const a = spawnFixture('fencedConsumer.ts', { ...env, CLOCK_OFFSET_MS: String(-3_600_000) })
     await a.waitForLine((l) => l.startsWith('ready '), 30_000)
     const b = spawnFixture('fencedConsumer.ts', env)

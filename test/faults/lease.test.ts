@@ -18,7 +18,15 @@ async function scenario(extra: Record<string, string>) {
   await admin.connect()
   await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
   await admin.disconnect()
-  const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, SESSION_TIMEOUT: '3000', HEARTBEAT: '300', ...extra }
+  const env = {
+    PG_URL: t.db.connectionString,
+    PG_SCHEMA: t.db.schema,
+    TOPIC: topic,
+    GROUP: group,
+    SESSION_TIMEOUT: '3000',
+    HEARTBEAT: '300',
+    ...extra,
+  }
   const watcher = watchOffsets(t.db.connectionString, t.db.schema, 'metadata_queue', group, 50)
   const slow = spawnFixture('faultConsumer.ts', { ...env, SLOW_VALUE: 'v-3', SLOW_MS: String(SLOW_MS) })
   await slow.waitForLine((l) => l === 'ready')

@@ -125,7 +125,10 @@ describe('statement timeouts', () => {
     const kafka = new Kafka({
       clientId: 'stmtc',
       logLevel: logLevel.ERROR,
-      logCreator: () => ({ log }) => void logged.push(log.message),
+      logCreator:
+        () =>
+        ({ log }) =>
+          void logged.push(log.message),
       pgqueue: { ...t.db.options, connectionString: withAppName(t.db.connectionString, app), pool: { statementTimeoutMillis: 300 } },
     })
     const topic = uniqueName('stmtc')

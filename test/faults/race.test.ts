@@ -19,7 +19,15 @@ describe('producers racing on one partition', () => {
     const base = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, PARTITION: '0', KEYS: '0', START_AT: startAt }
     const plain = spawnFixture('faultProducer.ts', { ...base, TAG: 'ra', MODE: 'stream', COUNT: '400', BATCH: '1' })
     const idempotent = spawnFixture('faultProducer.ts', { ...base, TAG: 'rc', MODE: 'stream', COUNT: '400', BATCH: '4', IDEMPOTENT: '1' })
-    const txns = spawnFixture('faultProducer.ts', { ...base, TAG: 'rb', MODE: 'txn', COUNT: '90', BATCH: '3', ABORT_EVERY: '3', TXN_ID: uniqueName('race-txn') })
+    const txns = spawnFixture('faultProducer.ts', {
+      ...base,
+      TAG: 'rb',
+      MODE: 'txn',
+      COUNT: '90',
+      BATCH: '3',
+      ABORT_EVERY: '3',
+      TXN_ID: uniqueName('race-txn'),
+    })
     const children = [plain, idempotent, txns]
     expect(await Promise.all(children.map((c) => c.exited))).toEqual([0, 0, 0])
     const committed = txns.lines.filter((l) => l.startsWith('committed ')).map((l) => Number(l.split(' ')[1]))

@@ -60,14 +60,30 @@ describe('PostgreSQL restarted mid-stream', () => {
     const base = { PG_URL: url, PG_SCHEMA: SCHEMA, TOPIC: topic }
     const producers: Array<{ tag: string; child: Child }> = ['pa', 'pb'].map((tag) => ({
       tag,
-      child: spawnFixture('faultProducer.ts', { ...base, TAG: tag, MODE: 'stream', COUNT: '1000000', BATCH: '5', KEYS: '16', PACE_MS: '15', RETRIES: '2' }),
+      child: spawnFixture('faultProducer.ts', {
+        ...base,
+        TAG: tag,
+        MODE: 'stream',
+        COUNT: '1000000',
+        BATCH: '5',
+        KEYS: '16',
+        PACE_MS: '15',
+        RETRIES: '2',
+      }),
     }))
     const consumers = [0, 1].map(() => spawnFixture('faultConsumer.ts', { ...base, GROUP: group, MAX_WAIT: '500' }))
-    await Promise.all([...producers.map((p) => p.child.waitForLine((l) => l === 'ready')), ...consumers.map((c) => c.waitForLine((l) => l === 'ready'))])
+    await Promise.all([
+      ...producers.map((p) => p.child.waitForLine((l) => l === 'ready')),
+      ...consumers.map((c) => c.waitForLine((l) => l === 'ready')),
+    ])
     const watcher = watchOffsets(server.url, SCHEMA, 'metadata_queue', group)
 
     // mid-stream: both producers acknowledged and both consumers handled something
-    await waitUntil('traffic before the restart', () => producers.every((p) => ackTimes(p.child).length >= 10) && handled(consumers).length >= 50, 30_000)
+    await waitUntil(
+      'traffic before the restart',
+      () => producers.every((p) => ackTimes(p.child).length >= 10) && handled(consumers).length >= 50,
+      30_000,
+    )
     const downAt = Date.now()
     await server.stop()
     await sleep(DOWN_MS)
@@ -75,7 +91,9 @@ describe('PostgreSQL restarted mid-stream', () => {
     const upAt = Date.now()
 
     const producerRecovery = await Promise.all(
-      producers.map(async (p) => (await waitUntil(`${p.tag} acknowledged after the restart`, () => ackTimes(p.child).some((t) => t > upAt), 30_000)) - upAt),
+      producers.map(
+        async (p) => (await waitUntil(`${p.tag} acknowledged after the restart`, () => ackTimes(p.child).some((t) => t > upAt), 30_000)) - upAt,
+      ),
     )
     const consumerRecovery = (await waitUntil('a delivery after the restart', () => handled(consumers).some((h) => h.start > upAt), 30_000)) - upAt
     await sleep(1500)

@@ -29,7 +29,15 @@ describe('SIGKILL', () => {
     await createTopic(topic, 2)
     const producer = await t.producer()
     await producer.send({ topic, messages: Array.from({ length: TOTAL }, (_, n) => ({ key: `k${n % 8}`, value: `k${n % 8}:${n}` })) })
-    const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, TOPIC: topic, GROUP: group, MODE: 'batch', HANDLER_DELAY_MS: '8', AUTO_COMMIT_INTERVAL: '300' }
+    const env = {
+      PG_URL: t.db.connectionString,
+      PG_SCHEMA: t.db.schema,
+      TOPIC: topic,
+      GROUP: group,
+      MODE: 'batch',
+      HANDLER_DELAY_MS: '8',
+      AUTO_COMMIT_INTERVAL: '300',
+    }
     const victim = spawnFixture('faultConsumer.ts', env)
     await victim.waitForLine((l) => l === 'ready')
     const survivor = spawnFixture('faultConsumer.ts', env)
@@ -59,7 +67,11 @@ describe('SIGKILL', () => {
     const victimValues = new Set(handled([victim]).map((h) => h.value))
     const replayedCommitted = handled([survivor]).filter((h) => h.offset < (committedByVictim.get(h.partition) ?? 0) && victimValues.has(h.value))
     const takeover = handled([survivor]).filter((h) => h.partition === Number(batchPartition) && h.start > killedAt)
-    const violations = orderViolations(all, (v) => v.split(':')[0], (v) => Number(v.split(':')[1]))
+    const violations = orderViolations(
+      all,
+      (v) => v.split(':')[0],
+      (v) => Number(v.split(':')[1]),
+    )
     console.log(
       `consumer SIGKILL mid-batch (partition ${batchPartition}, killed after ${inBatch} messages of a batch ending at offset ${batchLast}): ` +
         `sent ${tl.sent}, delivered ${tl.delivered}, duplicates ${tl.duplicates}, lost ${tl.lost.length}; ` +
@@ -72,7 +84,11 @@ describe('SIGKILL', () => {
     // the survivor resumes at the victim's last commit on that partition (a commit the victim made in its last
     // milliseconds may not have been reported before the kill: never below the reported one, never past the
     // first message the victim did not finish)
-    const lastHandled = Math.max(...handled([victim]).filter((h) => h.partition === Number(batchPartition)).map((h) => h.offset))
+    const lastHandled = Math.max(
+      ...handled([victim])
+        .filter((h) => h.partition === Number(batchPartition))
+        .map((h) => h.offset),
+    )
     expect(takeover[0].offset).toBeGreaterThanOrEqual(committedByVictim.get(Number(batchPartition)) ?? 0)
     expect(takeover[0].offset).toBeLessThanOrEqual(lastHandled + 1)
     // at-least-once: only what the victim handled after its last commit may come twice

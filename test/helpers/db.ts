@@ -19,7 +19,12 @@ export interface TestSchema {
 }
 
 export function uniqueSchemaName(label = 'test'): string {
-  const clean = label.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'test'
+  const clean =
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 40) || 'test'
   return `t_${clean}_${randomBytes(5).toString('hex')}`
 }
 

@@ -50,7 +50,12 @@ export interface Selector {
 
 /** The labels of every `by (...)` clause of an expression. */
 export function byLabels(expr: string): string[] {
-  return [...expr.matchAll(/\bby\s*\(([^)]*)\)/g)].flatMap((m) => m[1]!.split(',').map((l) => l.trim()).filter(Boolean))
+  return [...expr.matchAll(/\bby\s*\(([^)]*)\)/g)].flatMap((m) =>
+    m[1]!
+      .split(',')
+      .map((l) => l.trim())
+      .filter(Boolean),
+  )
 }
 
 /** The series selectors of an expression: metric names with their label matchers (function names excluded). */
@@ -59,7 +64,11 @@ export function selectors(expr: string): Selector[] {
   const found: Selector[] = []
   for (const m of bare.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?(\s*\()?/g)) {
     if (m[3]) continue // a function call
-    const matchers = [...(m[2] ?? '').matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"/g)].map((x) => ({ label: x[1]!, op: x[2] as Matcher['op'], value: x[3]! }))
+    const matchers = [...(m[2] ?? '').matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"/g)].map((x) => ({
+      label: x[1]!,
+      op: x[2] as Matcher['op'],
+      value: x[3]!,
+    }))
     found.push({ metric: m[1]!, matchers })
   }
   return found

@@ -39,10 +39,12 @@ export function spawnFixture(fixture: string, env: Record<string, string>): Chil
       }
     }
   })
-  const exited = new Promise<number | null>((res) => proc.on('exit', (code) => {
-    running.delete(proc)
-    res(code)
-  }))
+  const exited = new Promise<number | null>((res) =>
+    proc.on('exit', (code) => {
+      running.delete(proc)
+      res(code)
+    }),
+  )
   return {
     proc,
     lines,
@@ -51,7 +53,11 @@ export function spawnFixture(fixture: string, env: Record<string, string>): Chil
       const found = lines.find(predicate)
       if (found !== undefined) return Promise.resolve(found)
       return new Promise((res, rej) => {
-        const timer = setTimeout(() => rej(new Error(`no matching line from ${fixture} (pid ${proc.pid}) within ${timeoutMs} ms; last lines: ${lines.slice(-3).join(" | ")}`)), timeoutMs)
+        const timer = setTimeout(
+          () =>
+            rej(new Error(`no matching line from ${fixture} (pid ${proc.pid}) within ${timeoutMs} ms; last lines: ${lines.slice(-3).join(' | ')}`)),
+          timeoutMs,
+        )
         waiters.push({ predicate, resolve: (l) => (clearTimeout(timer), res(l)) })
       })
     },

@@ -57,7 +57,9 @@ export async function resolveTestPostgres(root: string, label: string): Promise<
     await client.query('SELECT 1')
   } catch (err) {
     await stop()
-    throw new Error(`${label} tests: cannot reach PostgreSQL ${redactConnectionString(url)} from ${source}: ${(err as Error).message}`, { cause: err })
+    throw new Error(`${label} tests: cannot reach PostgreSQL ${redactConnectionString(url)} from ${source}: ${(err as Error).message}`, {
+      cause: err,
+    })
   } finally {
     await client.end().catch(() => {})
   }

@@ -1,7 +1,20 @@
 // The checker: reads a recorded history and reports every broken guarantee of docs/guarantees.md, by kind, with
 // the events that show it. Pure: no database, no clock; unit-tested on hand-made histories
 // (test/unit/torture/checker.test.ts).
-import { isPoison, priorityOf, type Ack, type Aborted, type Audit, type Commit, type Delivery, type Fault, type HandlerEnter, type HistoryEvent, type Processed, type TxnBegin } from './history.js'
+import {
+  isPoison,
+  priorityOf,
+  type Ack,
+  type Aborted,
+  type Audit,
+  type Commit,
+  type Delivery,
+  type Fault,
+  type HandlerEnter,
+  type HistoryEvent,
+  type Processed,
+  type TxnBegin,
+} from './history.js'
 import { heartbeatIntervalFor } from './spec.js'
 
 export const VIOLATION_KINDS = [
@@ -216,8 +229,11 @@ export function outstanding(events: HistoryEvent[], config: CheckConfig): number
   const waiting = new Set<string>()
   for (const e of events) {
     if (e.k !== 'd') continue
-    const pending = eosInputs.has(e.topic) ? !committedOutputs.has(eosOutputValue(e.topic, e.partition, e.offset)) : dlInputs.has(e.topic) && isPoison(e.value)
-    if (pending && (committed.get(`${e.g}|${tpKey(e.topic, e.partition)}`) ?? -1n) <= BigInt(e.offset)) waiting.add(`${e.g}|${tpKey(e.topic, e.partition)}@${e.offset}`)
+    const pending = eosInputs.has(e.topic)
+      ? !committedOutputs.has(eosOutputValue(e.topic, e.partition, e.offset))
+      : dlInputs.has(e.topic) && isPoison(e.value)
+    if (pending && (committed.get(`${e.g}|${tpKey(e.topic, e.partition)}`) ?? -1n) <= BigInt(e.offset))
+      waiting.add(`${e.g}|${tpKey(e.topic, e.partition)}@${e.offset}`)
   }
   return undelivered(events, new Set(config.lossyTopics ?? [])).length + waiting.size
 }
@@ -225,8 +241,13 @@ export function outstanding(events: HistoryEvent[], config: CheckConfig): number
 /** Every acknowledged message reaches every group that subscribes to its topic. */
 function checkLoss(history: HistoryEvent[], deliveries: Delivery[], lossy: Set<string>, report: Report) {
   for (const { ack: a, group: g } of undelivered(history, lossy)) {
-    const around = deliveries.filter((d) => d.g === g && d.topic === a.topic && (a.partition === undefined || d.partition === a.partition) && Math.abs(d.t - a.t) < 5000)
-    report('lost', `group ${g} never received ${a.value} (${a.topic}/${a.partition ?? '?'}@${a.offset ?? '?'}, acknowledged via ${a.via})`, [a, ...around.slice(-3)])
+    const around = deliveries.filter(
+      (d) => d.g === g && d.topic === a.topic && (a.partition === undefined || d.partition === a.partition) && Math.abs(d.t - a.t) < 5000,
+    )
+    report('lost', `group ${g} never received ${a.value} (${a.topic}/${a.partition ?? '?'}@${a.offset ?? '?'}, acknowledged via ${a.via})`, [
+      a,
+      ...around.slice(-3),
+    ])
   }
 }
 
@@ -241,7 +262,11 @@ function checkOrder(deliveries: Delivery[], report: Report) {
     const stream = `${d.g}|${tpKey(d.topic, d.partition)}|${priorityOf(d.value)}`
     const top = highest.get(stream)
     if (top && BigInt(d.offset) < BigInt(top.offset)) {
-      report('order', `group ${d.g} ${tpKey(d.topic, d.partition)} priority ${priorityOf(d.value)}: first delivery of offset ${d.offset} after offset ${top.offset}`, [top, d])
+      report(
+        'order',
+        `group ${d.g} ${tpKey(d.topic, d.partition)} priority ${priorityOf(d.value)}: first delivery of offset ${d.offset} after offset ${top.offset}`,
+        [top, d],
+      )
     } else highest.set(stream, d)
   }
 }
@@ -338,7 +363,11 @@ function zombieAfter(history: HistoryEvent[], stop: Fault, cont: Fault, report: 
       if (e.k !== 'he' || e.w !== member) continue
       const successor = takenOver.get(`${e.g}|${tpKey(e.topic, e.partition)}`)
       if (successor) {
-        report('zombie', `${member}, stopped ${cont.t - stop.t} ms (past the session), handled ${tpKey(e.topic, e.partition)} of group ${e.g} at ${e.t} after ${successor.w} took it over at ${successor.t}, without joining again`, [stop, successor, cont, e])
+        report(
+          'zombie',
+          `${member}, stopped ${cont.t - stop.t} ms (past the session), handled ${tpKey(e.topic, e.partition)} of group ${e.g} at ${e.t} after ${successor.w} took it over at ${successor.t}, without joining again`,
+          [stop, successor, cont, e],
+        )
         return
       }
     }
@@ -470,9 +499,17 @@ function checkDeadLetters(
       const stored = origin.startsWith(`${input}/`) ? atOffset.get(origin.slice(0, at))?.get(BigInt(origin.slice(at + 1))) : undefined
       const x = handled.get(origin)
       if (!stored || stored.value !== entry.value) {
-        report('dead-lettered-healthy', `${topic}@${entry.offset} (${entry.value}) names origin ${origin}, which holds ${stored?.value ?? 'nothing'}`, [entry, ...(stored ? [stored.ev] : [])])
+        report(
+          'dead-lettered-healthy',
+          `${topic}@${entry.offset} (${entry.value}) names origin ${origin}, which holds ${stored?.value ?? 'nothing'}`,
+          [entry, ...(stored ? [stored.ev] : [])],
+        )
       } else if (!isPoison(entry.value) || x) {
-        report('dead-lettered-healthy', `${origin} (${entry.value}) is on ${topic} although ${x ? `${x.w} handled it` : 'its handler does not fail'}`, [entry, stored.ev, ...(x ? [x] : [])])
+        report(
+          'dead-lettered-healthy',
+          `${origin} (${entry.value}) is on ${topic} although ${x ? `${x.w} handled it` : 'its handler does not fail'}`,
+          [entry, stored.ev, ...(x ? [x] : [])],
+        )
       }
     }
     for (const [tp, offsets] of atOffset) {
@@ -480,7 +517,8 @@ function checkDeadLetters(
       for (const [offset, { value, ev }] of offsets) {
         if (!isPoison(value) || invisible.has(value)) continue
         poison++
-        if (!byOrigin.has(`${tp}@${offset}`)) report('dead-letter-missing', `${tp}@${offset} (${value}) fails every time but is not on ${topic}`, [ev])
+        if (!byOrigin.has(`${tp}@${offset}`))
+          report('dead-letter-missing', `${tp}@${offset} (${value}) fails every time but is not on ${topic}`, [ev])
       }
     }
   }
@@ -497,7 +535,8 @@ function checkWrites(acks: Ack[], placesOf: Places, report: Report): number {
     counted.add(a.value)
     if (a.via === 'eos') continue // an output twice is an eos-duplicate of its input
     if (a.via === 'send' || a.via === 'batch') allowed += places.size - 1
-    else report('duplicate-write', `${a.value} (via ${a.via}) is stored ${places.size} times: ${[...places.keys()].join(', ')}`, [a, ...places.values()])
+    else
+      report('duplicate-write', `${a.value} (via ${a.via}) is stored ${places.size} times: ${[...places.keys()].join(', ')}`, [a, ...places.values()])
   }
   return allowed
 }
@@ -544,7 +583,10 @@ function checkGaps(atOffset: Stored, lossy: Set<string>, report: Report) {
     const sorted = [...offsets.keys()].sort((a, b) => (a < b ? -1 : 1))
     for (let i = 1; i < sorted.length; i++) {
       if (sorted[i] !== sorted[i - 1] + 1n) {
-        report('gap', `${tp}: no message seen at offsets ${sorted[i - 1] + 1n}..${sorted[i] - 1n}`, [offsets.get(sorted[i - 1])!.ev, offsets.get(sorted[i])!.ev])
+        report('gap', `${tp}: no message seen at offsets ${sorted[i - 1] + 1n}..${sorted[i] - 1n}`, [
+          offsets.get(sorted[i - 1])!.ev,
+          offsets.get(sorted[i])!.ev,
+        ])
       }
     }
   }
@@ -556,7 +598,10 @@ function checkAckOffsets(acks: Ack[], placesOf: Places, report: Report) {
     if (a.offset === undefined || a.partition === undefined) continue
     const places = placesOf.get(a.value)
     if (!places || places.has(`${tpKey(a.topic, a.partition)}@${a.offset}`)) continue
-    report('ack-mismatch', `${a.value} acknowledged at ${tpKey(a.topic, a.partition)}@${a.offset} but stored at ${[...places.keys()].join(', ')}`, [a, ...places.values()])
+    report('ack-mismatch', `${a.value} acknowledged at ${tpKey(a.topic, a.partition)}@${a.offset} but stored at ${[...places.keys()].join(', ')}`, [
+      a,
+      ...places.values(),
+    ])
   }
 }
 
@@ -570,7 +615,13 @@ function checkErrors(history: HistoryEvent[], report: Report) {
     else if (e.k === 'err' && e.op.startsWith('outbox') && SERIALIZATION.test(e.message)) {
       report('serialization', `${e.w} ${e.op}: ${e.message}`, [e])
     } else if (e.k === 'stuck') report('stuck', `${e.w} ${e.op} pending for ${e.ms} ms`, [e])
-    else if (e.k === 'stat' && e.name === 'pg.deadlocks' && e.n > 0) report('deadlock', `PostgreSQL counted ${e.n} deadlock(s) in the run's database`, [e])
-    else if (e.k === 'stat' && e.name === 'drain.incomplete' && e.n > 0) report('stuck', `the drain did not finish: ${e.n} message(s) still undelivered to a group, without their consume-transform-produce output, or not yet dead-lettered`, [e])
+    else if (e.k === 'stat' && e.name === 'pg.deadlocks' && e.n > 0)
+      report('deadlock', `PostgreSQL counted ${e.n} deadlock(s) in the run's database`, [e])
+    else if (e.k === 'stat' && e.name === 'drain.incomplete' && e.n > 0)
+      report(
+        'stuck',
+        `the drain did not finish: ${e.n} message(s) still undelivered to a group, without their consume-transform-produce output, or not yet dead-lettered`,
+        [e],
+      )
   }
 }

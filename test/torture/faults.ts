@@ -99,7 +99,12 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
       // minutes either way, now and then back to the true time
       const after = rng.chance(0.2) ? 0 : before + (rng.chance(0.5) ? -1 : 1) * rng.int(1, 30) * 60_000
       clockSteps.set(slot.writer, after)
-      rec.record({ k: 'fault', f: 'clock', target: slot.writer, detail: `wall clock ${after - before >= 0 ? '+' : ''}${(after - before) / 60_000} min (now ${after / 60_000} min off)` })
+      rec.record({
+        k: 'fault',
+        f: 'clock',
+        target: slot.writer,
+        detail: `wall clock ${after - before >= 0 ? '+' : ''}${(after - before) / 60_000} min (now ${after / 60_000} min off)`,
+      })
       writeFileSync(clockFile(t.dir, slot.writer), String(after))
       fleet.signal(slot, 'SIGUSR2')
       return

@@ -53,7 +53,12 @@ export class Fleet {
     slot.incarnation++
     slot.writer = `${slot.spec.id}.${slot.incarnation}`
     slot.stopped = false
-    const spec = { ...slot.spec, writer: slot.writer, seed: (this.seed ^ hashString(slot.writer)) >>> 0, pgUrl: this.urlFor(slot.writer) } as WorkerSpec
+    const spec = {
+      ...slot.spec,
+      writer: slot.writer,
+      seed: (this.seed ^ hashString(slot.writer)) >>> 0,
+      pgUrl: this.urlFor(slot.writer),
+    } as WorkerSpec
     const proc = spawn(process.execPath, ['--import', 'tsx', '--import', CLOCK_HOOK, path.join(WORKERS, `${spec.role}.ts`)], {
       env: { ...process.env, TORTURE_SPEC: JSON.stringify(spec) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -177,8 +177,25 @@ export interface Stat extends Base {
 export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'delay' | 'clock'
 
 export type HistoryEvent =
-  | Ack | Ambiguous | Aborted | TxnBegin | TxnCommitting | HandlerEnter | HandlerLeave | Delivery | Processed | Commit
-  | Subscribe | Join | Seek | Stuck | ErrorEvent | Fault | Exit | Audit | Stat
+  | Ack
+  | Ambiguous
+  | Aborted
+  | TxnBegin
+  | TxnCommitting
+  | HandlerEnter
+  | HandlerLeave
+  | Delivery
+  | Processed
+  | Commit
+  | Subscribe
+  | Join
+  | Seek
+  | Stuck
+  | ErrorEvent
+  | Fault
+  | Exit
+  | Audit
+  | Stat
 
 type Omitted<E> = E extends HistoryEvent ? Omit<E, 't' | 'w'> : never
 

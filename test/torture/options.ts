@@ -70,7 +70,10 @@ export function ciMix(transport: Transport): Mix {
 
 const list = <T extends string>(value: string | undefined, allowed: readonly T[], name: string): T[] | undefined => {
   if (value === undefined) return undefined
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean)
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const bad = items.filter((i) => !allowed.includes(i as T))
   if (bad.length > 0) throw new Error(`--${name}: unknown ${bad.join(', ')} (allowed: ${allowed.join(', ')})`)
   return items as T[]
@@ -85,11 +88,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   const { values } = parseArgs({
     args: argv,
     options: {
-      seconds: { type: 'string' }, seed: { type: 'string' }, processes: { type: 'string' }, faults: { type: 'string' },
-      transport: { type: 'string' }, ci: { type: 'boolean' }, ops: { type: 'string' }, handlers: { type: 'string' },
-      'consumer-ops': { type: 'string' }, 'no-eos': { type: 'boolean' }, 'no-priorities': { type: 'boolean' }, 'no-dead-letter': { type: 'boolean' }, 'single-partition-txn': { type: 'boolean' },
-      'drain-seconds': { type: 'string' }, 'stuck-ms': { type: 'string' }, 'session-ms': { type: 'string' },
-      'fault-every-ms': { type: 'string' }, 'database-url': { type: 'string' }, dir: { type: 'string' }, report: { type: 'string' },
+      seconds: { type: 'string' },
+      seed: { type: 'string' },
+      processes: { type: 'string' },
+      faults: { type: 'string' },
+      transport: { type: 'string' },
+      ci: { type: 'boolean' },
+      ops: { type: 'string' },
+      handlers: { type: 'string' },
+      'consumer-ops': { type: 'string' },
+      'no-eos': { type: 'boolean' },
+      'no-priorities': { type: 'boolean' },
+      'no-dead-letter': { type: 'boolean' },
+      'single-partition-txn': { type: 'boolean' },
+      'drain-seconds': { type: 'string' },
+      'stuck-ms': { type: 'string' },
+      'session-ms': { type: 'string' },
+      'fault-every-ms': { type: 'string' },
+      'database-url': { type: 'string' },
+      dir: { type: 'string' },
+      report: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -106,7 +124,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
   const kafka = transport === 'kafka'
   const faults = list(values.faults, FAULTS, 'faults') ?? mix.faults
-  if (kafka && faults.some((f) => f !== 'kill' && f !== 'stop')) throw new Error('--faults: the Kafka run supports kill and stop only (the broker is shared)')
+  if (kafka && faults.some((f) => f !== 'kill' && f !== 'stop'))
+    throw new Error('--faults: the Kafka run supports kill and stop only (the broker is shared)')
   const options: Options = {
     ...mix,
     transport,

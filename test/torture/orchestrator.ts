@@ -22,7 +22,6 @@ import { secondsToFirstViolation, type RunPhases } from './summary.js'
 import type { Connection, DeadLetterPlan, TopicPlan } from './spec.js'
 import { DRAIN_FILE, kafkaFor } from './workers/common.js'
 
-
 export interface RunResult {
   runId: string
   dir: string
@@ -81,7 +80,14 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   await setUp(opts, direct, all, bizTable)
 
   const fleet = new Fleet(rec, opts.seed, viaProxy)
-  const common = { dir, stuckBoundMs: opts.stuckBoundMs, sessionTimeoutMs: opts.sessionTimeoutMs, transport: opts.transport, schema, brokers: opts.brokers }
+  const common = {
+    dir,
+    stuckBoundMs: opts.stuckBoundMs,
+    sessionTimeoutMs: opts.sessionTimeoutMs,
+    transport: opts.transport,
+    schema,
+    brokers: opts.brokers,
+  }
   const slots = planSlots(opts, rng, topics, { eosIn, eosOut, dlIn, dlOut }, name, bizTable, runId)
   for (const s of slots) fleet.add({ ...common, ...s } as SlotSpec)
   const groups = new Map<string, Set<string>>()
@@ -111,8 +117,8 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     if (Date.now() >= faultsUntil) break
     const kind = rng.pick(opts.faults)
     injected.set(kind, (injected.get(kind) ?? 0) + 1)
-    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch(
-      (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
+    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch((e) =>
+      rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
     )
   }
   await sleep(Math.max(0, faultsUntil - Date.now()))
@@ -164,7 +170,16 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   const history = readHistory(dir)
   const operations: Record<string, number> = {}
   for (const e of history) {
-    const key = e.k === 'ack' ? `ack:${e.via}` : e.k === 'abort' ? `abort:${e.via}` : e.k === 'amb' ? `ambiguous:${e.via}` : e.k === 'c' ? `commit:${e.src}` : e.k
+    const key =
+      e.k === 'ack'
+        ? `ack:${e.via}`
+        : e.k === 'abort'
+          ? `abort:${e.via}`
+          : e.k === 'amb'
+            ? `ambiguous:${e.via}`
+            : e.k === 'c'
+              ? `commit:${e.src}`
+              : e.k
     if (['ack', 'abort', 'amb', 'c', 'seek', 'txb', 'he'].includes(e.k)) operations[key] = (operations[key] ?? 0) + 1
   }
   const maint = history.filter((e) => e.k === 'stat' && e.name === 'maintenance.runs').reduce((n, e) => n + (e.k === 'stat' ? e.n : 0), 0)
@@ -180,17 +195,27 @@ const PROGRESS_EVERY_MS = 60_000
 
 /** A line a minute during the faults: a long run shows it is alive and how much it has recorded. */
 function progressLine(dir: string, fleet: Fleet, injected: Map<string, number>, elapsed: number, seconds: number): string {
-  const bytes = readdirSync(dir).filter((n) => n.endsWith('.jsonl')).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0)
-  const faults = [...injected].sort().map(([k, n]) => `${k} ${n}`).join(', ') || 'none'
+  const bytes = readdirSync(dir)
+    .filter((n) => n.endsWith('.jsonl'))
+    .reduce((n, f) => n + statSync(path.join(dir, f)).size, 0)
+  const faults =
+    [...injected]
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none'
   const respawns = fleet.slots.reduce((n, s) => n + s.incarnation, 0)
   return `${elapsed.toFixed(0)}/${seconds} s: faults ${faults}; ${fleet.live().length}/${fleet.slots.length} workers up, ${respawns} respawns; history ${(bytes / 2 ** 20).toFixed(1)} MiB`
 }
 
 /** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */
 function planSlots(
-  opts: Options, rng: ReturnType<typeof createRng>, topics: TopicPlan[],
+  opts: Options,
+  rng: ReturnType<typeof createRng>,
+  topics: TopicPlan[],
   { eosIn, eosOut, dlIn, dlOut }: Record<'eosIn' | 'eosOut' | 'dlIn' | 'dlOut', TopicPlan>,
-  name: (s: string) => string, bizTable: string, runId: string,
+  name: (s: string) => string,
+  bizTable: string,
+  runId: string,
 ): SlotPlan[] {
   const slots: SlotPlan[] = []
   const nProducers = opts.processes >= 6 ? 2 : 1
@@ -199,7 +224,15 @@ function planSlots(
   const nConsumers = Math.max(3, opts.processes - nProducers - nTransform)
   const produced = [...topics, ...(opts.eos ? [eosIn] : []), ...(opts.deadLetter ? [dlIn] : [])]
   for (let i = 0; i < nProducers; i++) {
-    slots.push({ role: 'producer', id: `p${i}`, topics: produced, ops: opts.producerOps, priorities: opts.priorities, multiPartition: opts.multiPartition, bizTable })
+    slots.push({
+      role: 'producer',
+      id: `p${i}`,
+      topics: produced,
+      ops: opts.producerOps,
+      priorities: opts.priorities,
+      multiPartition: opts.multiPartition,
+      bizTable,
+    })
   }
   for (let i = 0; i < nTransform; i++) {
     slots.push({ role: 'transform', id: `t${i}`, group: name('eos'), input: eosIn.name, output: eosOut.name, transactionalId: `${runId}-eos-${i}` })
@@ -218,16 +251,27 @@ function planSlots(
     const inG2 = i % 3 === 1
     const subscribe = inG2 ? [a, b] : g1Subscriptions[g1++ % g1Subscriptions.length]
     slots.push({
-      role: 'consumer', id: `c${i}`, group: name(inG2 ? 'g2' : 'g1'), subscribe,
-      handler: handlers[i % handlers.length], ops: consumerOps, concurrency: rng.int(1, 3),
+      role: 'consumer',
+      id: `c${i}`,
+      group: name(inG2 ? 'g2' : 'g1'),
+      subscribe,
+      handler: handlers[i % handlers.length],
+      ops: consumerOps,
+      concurrency: rng.int(1, 3),
     })
   }
   // two dead-letter members, so a stalled or killed one has a successor; no seeks: a replay dead-letters again
   const deadLetter: DeadLetterPlan = { topic: dlOut.name, maxAttempts: 3 }
   for (let i = 0; opts.deadLetter && i < 2; i++) {
     slots.push({
-      role: 'consumer', id: `d${i}`, group: name('gdl'), subscribe: [dlIn.name], handler: 'message', deadLetter,
-      ops: opts.consumerOps.filter((op) => op !== 'seek'), concurrency: rng.int(1, 2),
+      role: 'consumer',
+      id: `d${i}`,
+      group: name('gdl'),
+      subscribe: [dlIn.name],
+      handler: 'message',
+      deadLetter,
+      ops: opts.consumerOps.filter((op) => op !== 'seek'),
+      concurrency: rng.int(1, 2),
     })
   }
   if (opts.maintenance) slots.push({ role: 'maintenance', id: 'm0' })
@@ -239,14 +283,21 @@ async function setUp(opts: Options, conn: Connection, topics: TopicPlan[], bizTa
   if (opts.transport === 'pgqueue') {
     // migrate the fresh schema once, here, so no worker races another to do it
     const { Kafka } = await import('../../src/kafka.js')
-    const db = await new Kafka({ logLevel: logLevel.NOTHING, pgqueue: { connectionString: conn.pgUrl, schema: conn.schema, enabled: true } }).database()
+    const db = await new Kafka({
+      logLevel: logLevel.NOTHING,
+      pgqueue: { connectionString: conn.pgUrl, schema: conn.schema, enabled: true },
+    }).database()
     await db.release()
   }
   const admin = kafka.admin()
   await admin.connect()
   await admin.createTopics({
     waitForLeaders: true,
-    topics: topics.map((t) => ({ topic: t.name, numPartitions: t.partitions, ...(t.lossy ? { configEntries: [{ name: 'retention.bytes', value: '20000' }] } : {}) })),
+    topics: topics.map((t) => ({
+      topic: t.name,
+      numPartitions: t.partitions,
+      ...(t.lossy ? { configEntries: [{ name: 'retention.bytes', value: '20000' }] } : {}),
+    })),
   })
   await admin.disconnect()
   if (opts.transport !== 'pgqueue') return
@@ -254,8 +305,10 @@ async function setUp(opts: Options, conn: Connection, topics: TopicPlan[], bizTa
   await client.connect()
   try {
     const topicTable = `${quoteIdent(conn.schema!)}.metadata_queue_topic`
-    for (const t of topics.filter((t) => t.aggressive)) await client.query(`UPDATE ${topicTable} SET aggressive_retention = true WHERE topic_name = $1`, [t.name])
-    for (const t of topics.filter((t) => t.lossy)) await client.query(`UPDATE ${topicTable} SET max_rows_per_topic = 300 WHERE topic_name = $1`, [t.name])
+    for (const t of topics.filter((t) => t.aggressive))
+      await client.query(`UPDATE ${topicTable} SET aggressive_retention = true WHERE topic_name = $1`, [t.name])
+    for (const t of topics.filter((t) => t.lossy))
+      await client.query(`UPDATE ${topicTable} SET max_rows_per_topic = 300 WHERE topic_name = $1`, [t.name])
     await client.query(`CREATE TABLE ${bizTable} (id text PRIMARY KEY, level text NOT NULL)`)
   } finally {
     await client.end()
@@ -328,7 +381,11 @@ async function audit(kafka: Kafka, admin: ReturnType<Kafka['admin']>, topics: To
     eachMessage: async ({ topic, partition, message }) => {
       const origin = originOf(message.headers)
       rec.record({
-        k: 'a', topic, partition, offset: message.offset, value: String(message.value),
+        k: 'a',
+        topic,
+        partition,
+        offset: message.offset,
+        value: String(message.value),
         ...(origin ? { origin: `${origin.topic}/${origin.partition}@${origin.offset}` } : {}),
       })
       seen.set(`${topic}/${partition}`, BigInt(message.offset) + 1n)

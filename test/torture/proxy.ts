@@ -21,7 +21,7 @@ const PROTOCOL_3 = 0x00030000
 function startupParameter(packet: Buffer, name: string): string {
   const pairs = packet.subarray(8).toString('utf8').split('\0')
   const at = pairs.indexOf(name)
-  return at >= 0 && at % 2 === 0 ? pairs[at + 1] ?? '' : ''
+  return at >= 0 && at % 2 === 0 ? (pairs[at + 1] ?? '') : ''
 }
 
 export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {

@@ -20,7 +20,12 @@ export interface RunPhases {
 }
 
 export function summarize(
-  seed: number, transport: string, operations: Record<string, number>, { counts, violations }: CheckResult, phases: RunPhases, firstAfter?: number,
+  seed: number,
+  transport: string,
+  operations: Record<string, number>,
+  { counts, violations }: CheckResult,
+  phases: RunPhases,
+  firstAfter?: number,
 ): string {
   const rate = (n: number) => `${(n / Math.max(1, phases.faultSeconds + phases.drainSeconds)).toFixed(1)}/s`
   const lines = [

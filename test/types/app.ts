@@ -69,8 +69,10 @@ log.info('starting', { pid: process.pid })
 log.setLogLevel(logLevel.DEBUG)
 
 // ---- producer ----
-const modPartitioner: ICustomPartitioner = () => ({ partitionMetadata, message }) =>
-  message.key ? message.key.length % partitionMetadata.length : 0
+const modPartitioner: ICustomPartitioner =
+  () =>
+  ({ partitionMetadata, message }) =>
+    message.key ? message.key.length % partitionMetadata.length : 0
 
 const producer: Producer = kafka.producer({
   createPartitioner: Partitioners.DefaultPartitioner,
@@ -171,7 +173,16 @@ async function consume(): Promise<void> {
 
   await consumer.run({
     eachBatchAutoResolve: false,
-    eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale, pause }: EachBatchPayload) => {
+    eachBatch: async ({
+      batch,
+      resolveOffset,
+      heartbeat,
+      commitOffsetsIfNecessary,
+      uncommittedOffsets,
+      isRunning,
+      isStale,
+      pause,
+    }: EachBatchPayload) => {
       for (const message of batch.messages) {
         if (!isRunning() || isStale()) break
         handle(message)
@@ -203,7 +214,9 @@ async function consume(): Promise<void> {
 async function administer(): Promise<void> {
   const admin: Admin = kafka.admin({ retry })
   await admin.connect()
-  const topics: ITopicConfig[] = [{ topic: 'orders', numPartitions: 8, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '604800000' }] }]
+  const topics: ITopicConfig[] = [
+    { topic: 'orders', numPartitions: 8, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '604800000' }] },
+  ]
   const created: boolean = await admin.createTopics({ topics, waitForLeaders: true, timeout: 5000 })
   const names: string[] = await admin.listTopics()
   const { topics: metadata } = await admin.fetchTopicMetadata({ topics: ['orders'] })
@@ -224,7 +237,17 @@ async function administer(): Promise<void> {
   await admin.deleteTopicRecords({ topic: 'orders', partitions: [{ partition: 0, offset: '-1' }] })
   await admin.deleteTopics({ topics: ['tmp'], timeout: 5000 })
   admin.on(admin.events.CONNECT, () => undefined)
-  log.info('admin', { created, names, partitionCount, highs, byTime, described: described.groups.length, deleted, cluster, configs: configs.resources.length })
+  log.info('admin', {
+    created,
+    names,
+    partitionCount,
+    highs,
+    byTime,
+    described: described.groups.length,
+    deleted,
+    cluster,
+    configs: configs.resources.length,
+  })
   await admin.disconnect()
 }
 

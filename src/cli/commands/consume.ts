@@ -6,7 +6,9 @@ import { toJson } from '../format.js'
 const text = (b: Buffer | null | undefined) => (b === null || b === undefined ? null : b.toString('utf8'))
 
 function jsonLine(topic: string, partition: number, m: KafkaMessage): string {
-  const headers = Object.fromEntries(Object.entries(m.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => String(x)) : text(v as Buffer | undefined)]))
+  const headers = Object.fromEntries(
+    Object.entries(m.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => String(x)) : text(v as Buffer | undefined)]),
+  )
   return toJson({ topic, partition, offset: m.offset, timestamp: m.timestamp, key: text(m.key), value: text(m.value), headers })
 }
 

@@ -33,7 +33,15 @@ const listCommand: Command = {
     io.stdout.write(
       table(
         ['partition', 'offset', 'key', 'from', 'group', 'attempts', 'error'],
-        rows.map((r) => [r.partition, r.offset, r.key, r.origin ? `${r.origin.topic}/${r.origin.partition}@${r.origin.offset}` : null, r.origin?.group, r.attempts, r.error]),
+        rows.map((r) => [
+          r.partition,
+          r.offset,
+          r.key,
+          r.origin ? `${r.origin.topic}/${r.origin.partition}@${r.origin.offset}` : null,
+          r.origin?.group,
+          r.attempts,
+          r.error,
+        ]),
       ),
     )
   },
@@ -57,7 +65,7 @@ const replayCommand: Command = {
       if (!m) throw new UsageError(`--offset takes <partition>:<offset>, got "${raw}"`)
       return { partition: Number(m[1]), offset: BigInt(m[2]!).toString() }
     })
-    if (flag(p, 'all') === (picked.length > 0)) throw new UsageError('give either --all or one or more --offset <partition>:<offset>')
+    if (flag(p, 'all') === picked.length > 0) throw new UsageError('give either --all or one or more --offset <partition>:<offset>')
     const key = (e: { partition: number; offset: string }) => `${e.partition}:${e.offset}`
     const wanted = picked.map(key)
     const result = await withKafka(p, io, async ({ kafka }) => {
@@ -93,7 +101,11 @@ const retryingCommand: Command = {
     const filter = { group: str(p, 'group'), topic: str(p, 'topic'), limit: int(p, 'limit', { min: 1 }) ?? 1000 }
     const rows = await withKafka(p, io, ({ kafka }) => readFailingMessages(kafka, filter))
     // epoch ms, as every timestamp in --json (docs/cli.md)
-    if (flag(p, 'json')) return writeJson(io.stdout, rows.map((r) => ({ ...r, updatedAt: r.updatedAt.getTime() })))
+    if (flag(p, 'json'))
+      return writeJson(
+        io.stdout,
+        rows.map((r) => ({ ...r, updatedAt: r.updatedAt.getTime() })),
+      )
     io.stdout.write(
       table(
         ['group', 'topic', 'partition', 'offset', 'attempts', 'last error', 'since'],

@@ -15,7 +15,16 @@ function lagTable(groups: GroupLag[], detailed: boolean): string {
   }
   const rows: Cell[][] = groups.flatMap((g) =>
     g.topics.flatMap((t) =>
-      (t.partitions ?? []).map((x) => [g.group, t.topic, x.partition, Number(x.offset), Number(x.high), Number(x.lag), x.metadata ?? 'OK', isoTime(x.committedAt)]),
+      (t.partitions ?? []).map((x) => [
+        g.group,
+        t.topic,
+        x.partition,
+        Number(x.offset),
+        Number(x.high),
+        Number(x.lag),
+        x.metadata ?? 'OK',
+        isoTime(x.committedAt),
+      ]),
     ),
   )
   return table(['group', 'topic', 'partition', 'offset', 'high', 'lag', 'status', 'committed_at'], rows)
@@ -33,7 +42,12 @@ const list: Command = {
       return described.map((g) => ({ group: g.groupId, state: g.state, members: g.members.length }))
     })
     if (flag(p, 'json')) return writeJson(io.stdout, groups)
-    io.stdout.write(table(['group', 'state', 'members'], groups.map((g) => [g.group, g.state, g.members])))
+    io.stdout.write(
+      table(
+        ['group', 'state', 'members'],
+        groups.map((g) => [g.group, g.state, g.members]),
+      ),
+    )
   },
 }
 
@@ -64,7 +78,9 @@ const describe: Command = {
       const rows = result.members.map((m) => [
         m.memberId,
         m.clientHost,
-        Object.entries(m.assignment).map(([t, ps]) => `${t}:${ps.join(',')}`).join(' ') || '-',
+        Object.entries(m.assignment)
+          .map(([t, ps]) => `${t}:${ps.join(',')}`)
+          .join(' ') || '-',
       ])
       io.stdout.write(`${table(['member', 'host', 'partitions'], rows)}\n`)
     }
@@ -142,7 +158,13 @@ const reset: Command = {
     const result = outcome.result!
     if (flag(p, 'json')) return writeJson(io.stdout, { ...result, dryRun: !execute })
     if (result.partitionsUpdated === 0) return void io.stdout.write('Nothing to reset\n')
-    const rows = result.resets.map((r) => [r.group, r.topic, r.partition, r.previousOffset === null ? null : Number(r.previousOffset), Number(r.newOffset)])
+    const rows = result.resets.map((r) => [
+      r.group,
+      r.topic,
+      r.partition,
+      r.previousOffset === null ? null : Number(r.previousOffset),
+      Number(r.newOffset),
+    ])
     io.stdout.write(table(['group', 'topic', 'partition', 'previous', 'new'], rows))
     if (execute) io.stderr.write(`Reset ${result.partitionsUpdated} offset(s)\n`)
     else io.stderr.write(`Dry run: ${result.partitionsUpdated} offset(s) would be reset; run again with --execute to apply\n`)

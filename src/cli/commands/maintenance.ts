@@ -22,7 +22,10 @@ function summary(r: CompletedMaintenance): string {
   ]
   let out = table(['step', 'result'], rows)
   if (r.errors.length > 0) {
-    out += `\n${table(['failed_step', 'topic', 'error'], r.errors.map((e) => [e.step, e.topic ?? '', e.message]))}`
+    out += `\n${table(
+      ['failed_step', 'topic', 'error'],
+      r.errors.map((e) => [e.step, e.topic ?? '', e.message]),
+    )}`
   }
   return out
 }

@@ -13,14 +13,26 @@ function printReport(out: NodeJS.WritableStream, r: MigrationReport): void {
   out.write(
     table(
       ['topic', 'partitions', 'configs', 'destination', r.dryRun ? 'to_copy' : 'copied', 'groups'],
-      r.topics.map((t) => [t.topic, t.partitions, t.configEntries.map((c) => `${c.name}=${c.value}`).join(',') || null, t.created ? 'create' : 'exists', t.messages, t.groups.length]),
+      r.topics.map((t) => [
+        t.topic,
+        t.partitions,
+        t.configEntries.map((c) => `${c.name}=${c.value}`).join(',') || null,
+        t.created ? 'create' : 'exists',
+        t.messages,
+        t.groups.length,
+      ]),
     ),
   )
-  const offsets = r.topics.flatMap((t) => t.groups.flatMap((g) => g.partitions.map((p) => [t.topic, g.groupId, p.partition, Number(p.source), Number(p.destination)])))
-  if (offsets.length > 0) out.write(`\n${table(['topic', 'group', 'partition', 'source_offset', r.dryRun ? 'destination_offset_planned' : 'destination_offset'], offsets)}`)
+  const offsets = r.topics.flatMap((t) =>
+    t.groups.flatMap((g) => g.partitions.map((p) => [t.topic, g.groupId, p.partition, Number(p.source), Number(p.destination)])),
+  )
+  if (offsets.length > 0)
+    out.write(`\n${table(['topic', 'group', 'partition', 'source_offset', r.dryRun ? 'destination_offset_planned' : 'destination_offset'], offsets)}`)
   if (r.verification) {
     const bad = [...r.verification.partitions, ...r.verification.groups].filter((c) => !c.ok)
-    out.write(`\nVerification: ${r.verification.partitions.length} partitions (count and checksum), ${r.verification.groups.length} group offsets: ${bad.length === 0 ? 'all match' : `${bad.length} DIFFER`}\n`)
+    out.write(
+      `\nVerification: ${r.verification.partitions.length} partitions (count and checksum), ${r.verification.groups.length} group offsets: ${bad.length === 0 ? 'all match' : `${bad.length} DIFFER`}\n`,
+    )
     for (const c of bad) out.write(`  differs: ${JSON.stringify(c)}\n`)
   }
   if (!r.dryRun) out.write(`\nCopied ${r.messages} messages in ${r.seconds.toFixed(1)} s (${r.messagesPerSecond}/s)\n`)
@@ -54,7 +66,10 @@ export const migrateTransportCommand: Command = {
     const topics = positionals(p, ['topic'], { rest: true })
     const to = str(p, 'to')
     if (to !== 'kafka' && to !== 'pgqueue') throw new UsageError('--to must be kafka or pgqueue')
-    const brokers = (str(p, 'brokers') ?? process.env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean)
+    const brokers = (str(p, 'brokers') ?? process.env.KAFKA_BROKERS ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean)
     if (brokers.length === 0) throw new UsageError('no Kafka brokers: pass --brokers or set KAFKA_BROKERS')
     const pgqueue = cliKafka(p, io)
     const kafka: KafkaJSKafka = new kafkajs.Kafka({

@@ -9,7 +9,7 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: 'serve the operations HTTP API (health, metrics, lag, registrations, offset reset) and the web console',
   description:
-    'Serves GET /health, GET /metrics, DataHub\'s /openapi/operations/messaging endpoints and the web console at /\n' +
+    "Serves GET /health, GET /metrics, DataHub's /openapi/operations/messaging endpoints and the web console at /\n" +
     '(docs/console.md) until Ctrl-C.\n' +
     `With a token (${OPS_TOKEN_ENV} or --token-file) every request needs \`Authorization: Bearer <token>\`; any host\n` +
     'but a loopback one needs a token. Only loopback names (and the listen address) are answered in the Host header,\n' +

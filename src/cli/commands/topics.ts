@@ -17,7 +17,14 @@ const list: Command = {
     io.stdout.write(
       table(
         ['topic', 'partitions', 'retention_s', 'max_rows', 'max_bytes', 'aggressive'],
-        rows.map((r) => [r.name, r.partitionCount, r.retentionMaxAgeSeconds, Number(r.maxRowsPerTopic), Number(r.maxTotalPayloadBytes), r.aggressiveRetention]),
+        rows.map((r) => [
+          r.name,
+          r.partitionCount,
+          r.retentionMaxAgeSeconds,
+          Number(r.maxRowsPerTopic),
+          Number(r.maxTotalPayloadBytes),
+          r.aggressiveRetention,
+        ]),
       ),
     )
   },
@@ -74,8 +81,18 @@ const describe: Command = {
     }
     if (flag(p, 'json')) return writeJson(io.stdout, result)
     const { partitions, config, ...settings } = result
-    io.stdout.write(table(['setting', 'value'], [...Object.entries(settings), ...Object.entries(config).map(([k, v]) => [`config ${k}`, v])].map(([k, v]) => [k, String(v)])))
-    io.stdout.write(`\n${table(['partition', 'low', 'high', 'messages'], partitions.map((x) => [x.partition, Number(x.low), Number(x.high), Number(x.messages)]))}`)
+    io.stdout.write(
+      table(
+        ['setting', 'value'],
+        [...Object.entries(settings), ...Object.entries(config).map(([k, v]) => [`config ${k}`, v])].map(([k, v]) => [k, String(v)]),
+      ),
+    )
+    io.stdout.write(
+      `\n${table(
+        ['partition', 'low', 'high', 'messages'],
+        partitions.map((x) => [x.partition, Number(x.low), Number(x.high), Number(x.messages)]),
+      )}`,
+    )
   },
 }
 
@@ -104,4 +121,3 @@ const remove: Command = {
 }
 
 export const topicCommands = [list, create, describe, remove]
-

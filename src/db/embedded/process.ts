@@ -77,7 +77,14 @@ export async function initCluster(bins: Binaries, dir: string, password: string,
       await fs.chown(dir, who.uid, who.gid ?? who.uid)
       await fs.chown(pwfile, who.uid, who.gid ?? who.uid)
     }
-    const args = [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${POSTGRES_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--lc-messages=C']
+    const args = [
+      `--pgdata=${dir}`,
+      '--auth=scram-sha-256',
+      `--username=${POSTGRES_USER}`,
+      `--pwfile=${pwfile}`,
+      '--encoding=UTF8',
+      '--lc-messages=C',
+    ]
     const { code, output } = await runToEnd(bins.initdb, args, who)
     if (code !== 0) throw new Error(`initdb exited with ${code}: ${output.trim()}`)
   } finally {

@@ -14,7 +14,8 @@ export async function readState(dataDir: string, clusterDir: string): Promise<St
     const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<State>
     if (typeof parsed.password === 'string' && parsed.password) return { password: parsed.password, port: parsed.port }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`embedded PostgreSQL: unreadable ${file}: ${(err as Error).message}`, { cause: err })
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`embedded PostgreSQL: unreadable ${file}: ${(err as Error).message}`, { cause: err })
   }
   if (existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     throw new Error(`embedded PostgreSQL: ${clusterDir} exists but ${file} (its password) is missing; remove ${dataDir} to start afresh`)

@@ -12,7 +12,11 @@ export function isLoopbackHost(host: string): boolean {
 
 /** Lower-cased, without brackets or a trailing dot. */
 function bareHost(host: string): string {
-  return host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '')
+  return host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
 }
 
 /** The host name of a Host header value (`name:port`, `[v6]:port`), or undefined when it is not one. */

@@ -51,7 +51,8 @@ export async function readJsonObject(req: IncomingMessage, keys: readonly string
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) badRequest('request body must be a JSON object')
   const unknown = Object.keys(value as object).filter((k) => !keys.includes(k))
-  if (unknown.length > 0) badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: expected ${keys.join(', ')}`)
+  if (unknown.length > 0)
+    badRequest(`unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: expected ${keys.join(', ')}`)
   return value as Record<string, unknown>
 }
 

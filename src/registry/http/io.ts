@@ -51,7 +51,7 @@ export function errorReply(err: unknown, schema: string): { reply: Reply; intern
   const message =
     pgCode === '42P01'
       ? `schema registry tables are missing in schema "${schema}": run the migrations (V003__schema_registry.sql)`
-      : (err as Error)?.message ?? String(err)
+      : ((err as Error)?.message ?? String(err))
   const e = backendError(message)
   return { reply: { status: e.status, json: e.toJSON() }, internal: true }
 }

@@ -20,9 +20,7 @@ interface Route {
 }
 
 export type RouteMatch =
-  | { kind: 'found'; handler: RouteHandler; params: Record<string, string> }
-  | { kind: 'method-not-allowed' }
-  | { kind: 'not-found' }
+  { kind: 'found'; handler: RouteHandler; params: Record<string, string> } | { kind: 'method-not-allowed' } | { kind: 'not-found' }
 
 export class Router {
   private readonly routes: Route[] = []

@@ -89,8 +89,7 @@ export function registryRoutes(registry: PgSchemaRegistry): Router {
     const { id } = await registry.register(req.params.subject!, await body(req))
     return { json: { id } }
   })
-  const version = (req: RouteRequest) =>
-    registry.version(req.params.subject!, parseVersion(req.params.version!), { deleted: flag(req, 'deleted') })
+  const version = (req: RouteRequest) => registry.version(req.params.subject!, parseVersion(req.params.version!), { deleted: flag(req, 'deleted') })
   r.on('GET', '/subjects/:subject/versions/:version', async (req) => ({ json: versionJson(await version(req)) }))
   r.on('GET', '/subjects/:subject/versions/:version/schema', async (req) => ({ raw: (await version(req)).schema }))
   r.on('GET', '/subjects/:subject/versions/:version/referencedby', async (req) => {

@@ -121,7 +121,8 @@ export async function startSchemaRegistry(
   const gate = createRequestGate({ listenHost: host, ...options })
   const server = createServer((req, res) => {
     gate(req, REGISTRY_BODY_TYPES).then(
-      (refused) => (refused ? send(res, { status: refused.status, json: { error_code: refused.status, message: refused.message } }) : handler(req, res)),
+      (refused) =>
+        refused ? send(res, { status: refused.status, json: { error_code: refused.status, message: refused.message } }) : handler(req, res),
       () => res.destroy(),
     )
   })

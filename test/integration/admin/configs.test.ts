@@ -33,7 +33,10 @@ const columns = async (topic: string) =>
 
 describe('describeConfigs', () => {
   it("returns the topic's entries plus retention.ms / retention.bytes in KafkaJS's shape", async () => {
-    const topic = await newTopic([{ name: 'cleanup.policy', value: 'delete' }, { name: 'retention.ms', value: '86400000' }])
+    const topic = await newTopic([
+      { name: 'cleanup.policy', value: 'delete' },
+      { name: 'retention.ms', value: '86400000' },
+    ])
     const res = await admin.describeConfigs({ resources: [{ type: TOPIC, name: topic }], includeSynonyms: false })
     expect(res).toEqual({
       resources: [
@@ -43,9 +46,33 @@ describe('describeConfigs', () => {
           resourceType: TOPIC,
           resourceName: topic,
           configEntries: [
-            { configName: 'cleanup.policy', configValue: 'delete', readOnly: false, isDefault: false, configSource: ConfigSource.TOPIC_CONFIG, isSensitive: false, configSynonyms: [] },
-            { configName: 'retention.bytes', configValue: '-1', readOnly: false, isDefault: true, configSource: ConfigSource.DEFAULT_CONFIG, isSensitive: false, configSynonyms: [] },
-            { configName: 'retention.ms', configValue: '86400000', readOnly: false, isDefault: false, configSource: ConfigSource.TOPIC_CONFIG, isSensitive: false, configSynonyms: [] },
+            {
+              configName: 'cleanup.policy',
+              configValue: 'delete',
+              readOnly: false,
+              isDefault: false,
+              configSource: ConfigSource.TOPIC_CONFIG,
+              isSensitive: false,
+              configSynonyms: [],
+            },
+            {
+              configName: 'retention.bytes',
+              configValue: '-1',
+              readOnly: false,
+              isDefault: true,
+              configSource: ConfigSource.DEFAULT_CONFIG,
+              isSensitive: false,
+              configSynonyms: [],
+            },
+            {
+              configName: 'retention.ms',
+              configValue: '86400000',
+              readOnly: false,
+              isDefault: false,
+              configSource: ConfigSource.TOPIC_CONFIG,
+              isSensitive: false,
+              configSynonyms: [],
+            },
           ],
         },
       ],
@@ -56,7 +83,7 @@ describe('describeConfigs', () => {
   it('reads retention back from the columns, as maintenance applies them', async () => {
     const topic = await newTopic([{ name: 'retention.ms', value: '1500' }])
     expect((await described(topic))['retention.ms']).toEqual(['1500', ConfigSource.TOPIC_CONFIG]) // stored 2 s: shown as written
-    expect((await described(uniqueName('x')).catch((e) => e))).toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION' })
+    expect(await described(uniqueName('x')).catch((e) => e)).toMatchObject({ type: 'UNKNOWN_TOPIC_OR_PARTITION' })
     // DataHub tooling changes the column directly
     await t.db.pool.query(`UPDATE "${t.db.schema}".metadata_queue_topic SET retention_max_age_seconds = 3600 WHERE topic_name = $1`, [topic])
     expect((await described(topic))['retention.ms']).toEqual(['3600000', ConfigSource.TOPIC_CONFIG])
@@ -98,7 +125,10 @@ describe('describeConfigs', () => {
 
 describe('alterConfigs', () => {
   it("replaces the topic's configuration (Kafka's AlterConfigs), columns included", async () => {
-    const topic = await newTopic([{ name: 'retention.ms', value: '60000' }, { name: 'cleanup.policy', value: 'delete' }])
+    const topic = await newTopic([
+      { name: 'retention.ms', value: '60000' },
+      { name: 'cleanup.policy', value: 'delete' },
+    ])
     const res = await admin.alterConfigs({
       validateOnly: false,
       resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.bytes', value: '1048576' }] }],
@@ -109,7 +139,10 @@ describe('alterConfigs', () => {
       'retention.bytes': ['1048576', ConfigSource.TOPIC_CONFIG],
       'retention.ms': ['604800000', ConfigSource.DEFAULT_CONFIG],
     })
-    await admin.alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '-1' }] }] })
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '-1' }] }],
+    })
     expect(await columns(topic)).toMatchObject({ seconds: 0, bytes: '0' })
     expect((await described(topic))['retention.ms']).toEqual(['-1', ConfigSource.TOPIC_CONFIG])
   })
@@ -117,7 +150,10 @@ describe('alterConfigs', () => {
   it('validateOnly changes nothing; bad values are INVALID_CONFIG; unknown topics reject; brokers are not alterable', async () => {
     const topic = await newTopic([{ name: 'cleanup.policy', value: 'delete' }])
     const before = await columns(topic)
-    await admin.alterConfigs({ validateOnly: true, resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '1000' }] }] })
+    await admin.alterConfigs({
+      validateOnly: true,
+      resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '1000' }] }],
+    })
     expect(await columns(topic)).toEqual(before)
     const bad = await admin
       .alterConfigs({ validateOnly: false, resources: [{ type: TOPIC, name: topic, configEntries: [{ name: 'retention.ms', value: '-7' }] }] })
@@ -136,7 +172,10 @@ describe('alterConfigs', () => {
   it('validates like KafkaJS', async () => {
     const cases: Array<[unknown, string]> = [
       [[{ type: TOPIC, name: 'x' }], 'Invalid resource configEntries undefined: {"type":2,"name":"x"}'],
-      [[{ type: TOPIC, name: 'x', configEntries: [{ name: 'a', value: 1 }] }], 'Invalid resource config value: {"type":2,"name":"x","configEntries":[{"name":"a","value":1}]}'],
+      [
+        [{ type: TOPIC, name: 'x', configEntries: [{ name: 'a', value: 1 }] }],
+        'Invalid resource config value: {"type":2,"name":"x","configEntries":[{"name":"a","value":1}]}',
+      ],
     ]
     for (const [resources, message] of cases) {
       await expect(admin.alterConfigs({ validateOnly: false, resources } as never)).rejects.toThrow(message)

@@ -32,7 +32,11 @@ async function runningGroup(topic: string) {
   return { groupId, consumer }
 }
 
-const rejection = async (p: Promise<unknown>): Promise<any> => p.then(() => expect.unreachable('should reject'), (e: unknown) => e)
+const rejection = async (p: Promise<unknown>): Promise<any> =>
+  p.then(
+    () => expect.unreachable('should reject'),
+    (e: unknown) => e,
+  )
 
 describe('listGroups / describeGroups', () => {
   it('lists groups with offsets or members as consumer groups', async () => {
@@ -40,10 +44,12 @@ describe('listGroups / describeGroups', () => {
     const idle = await idleGroup(topic)
     const { groupId: live, consumer } = await runningGroup(topic)
     const { groups } = await admin.listGroups()
-    expect(groups).toEqual(expect.arrayContaining([
-      { groupId: idle, protocolType: 'consumer' },
-      { groupId: live, protocolType: 'consumer' },
-    ]))
+    expect(groups).toEqual(
+      expect.arrayContaining([
+        { groupId: idle, protocolType: 'consumer' },
+        { groupId: live, protocolType: 'consumer' },
+      ]),
+    )
     await consumer.disconnect()
   })
 

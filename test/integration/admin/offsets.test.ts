@@ -80,7 +80,14 @@ describe('group offsets', () => {
     ])
     await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '4' }] })
     expect(await offsetsOf(groupId, topic)).toEqual(['4', '-1'])
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }, { partition: 1, offset: '2' }] })
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: [
+        { partition: 0, offset: '1' },
+        { partition: 1, offset: '2' },
+      ],
+    })
     expect(await offsetsOf(groupId, topic)).toEqual(['1', '2'])
   })
 
@@ -96,7 +103,14 @@ describe('group offsets', () => {
           [groupId, topic],
         )
       ).rows.map((r) => r.offset_value)
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '-1' }, { partition: 1, offset: '-2' }] })
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: [
+        { partition: 0, offset: '-1' },
+        { partition: 1, offset: '-2' },
+      ],
+    })
     expect(await offsetsOf(groupId, topic)).toEqual(['-1', '-2'])
     expect(await stored()).toEqual(['5', '0'])
     await admin.resetOffsets({ groupId, topic, earliest: true })
@@ -113,7 +127,14 @@ describe('group offsets', () => {
     const [a, b, unrelated] = [await topicWith([1, 1]), await topicWith([1, 1]), await topicWith([1, 1])]
     const groupId = uniqueName('g')
     await admin.setOffsets({ groupId, topic: a, partitions: [{ partition: 1, offset: '1' }] })
-    await admin.setOffsets({ groupId, topic: b, partitions: [{ partition: 0, offset: '0' }, { partition: 1, offset: '1' }] })
+    await admin.setOffsets({
+      groupId,
+      topic: b,
+      partitions: [
+        { partition: 0, offset: '0' },
+        { partition: 1, offset: '1' },
+      ],
+    })
     const all = await admin.fetchOffsets({ groupId })
     expect(all.map((x) => x.topic).sort()).toEqual([a, b].sort())
     expect(all.find((x) => x.topic === a)!.partitions).toEqual([{ partition: 1, offset: '1', metadata: null }])
@@ -132,7 +153,14 @@ describe('group offsets', () => {
   it('a consumer of the group starts where setOffsets put it', async () => {
     const topic = await topicWith([5, 0])
     const groupId = uniqueName('g')
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '3' }, { partition: 1, offset: '0' }] })
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: [
+        { partition: 0, offset: '3' },
+        { partition: 1, offset: '0' },
+      ],
+    })
     const consumer = await t.consumer({ groupId })
     await consumer.subscribe({ topic, fromBeginning: true })
     const seen: KafkaMessage[] = []
@@ -164,7 +192,10 @@ describe('group offsets', () => {
       () => admin.resetOffsets({ groupId, topic, earliest: true }),
       () => admin.fetchOffsets({ groupId, topics: [topic], resolveOffsets: true }),
     ]) {
-      const err = await call().then(() => undefined, (e: unknown) => e)
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
       expect((err as Error).message).toBe(message)
     }
@@ -173,7 +204,7 @@ describe('group offsets', () => {
     expect(await offsetsOf(groupId, topic)).toEqual(['0', expect.any(String)])
   })
 
-  it("validates like KafkaJS", async () => {
+  it('validates like KafkaJS', async () => {
     const topic = await topicWith([1, 0])
     const cases: Array<[() => Promise<unknown>, string]> = [
       [() => admin.fetchOffsets({} as never), 'Invalid groupId undefined'],
@@ -181,12 +212,18 @@ describe('group offsets', () => {
       [() => admin.setOffsets({ groupId: '', topic, partitions: [] }), 'Invalid groupId '],
       [() => admin.setOffsets({ groupId: 'g', topic: '', partitions: [] }), 'Invalid topic '],
       [() => admin.setOffsets({ groupId: 'g', topic, partitions: [] }), 'Invalid partitions'],
-      [() => admin.setOffsets({ groupId: 'g', topic, partitions: [{ partition: 0, offset: 'abc' }] }), 'Invalid offset, expected a long received abc'],
+      [
+        () => admin.setOffsets({ groupId: 'g', topic, partitions: [{ partition: 0, offset: 'abc' }] }),
+        'Invalid offset, expected a long received abc',
+      ],
       [() => admin.setOffsets({ groupId: 'g', topic, partitions: [{ partition: 0, offset: '-5' }] }), 'Offset must not be a negative number'],
       [() => admin.resetOffsets({ groupId: 'g' } as never), 'Invalid topic undefined'],
     ]
     for (const [call, message] of cases) {
-      const err = await call().then(() => undefined, (e: unknown) => e)
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
       expect((err as Error).message).toBe(message)
     }

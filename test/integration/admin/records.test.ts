@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KafkaMessage } from 'kafkajs'
-import {
-  KafkaJSBrokerNotFound,
-  KafkaJSDeleteTopicRecordsError,
-  KafkaJSNonRetriableError,
-  KafkaJSProtocolError,
-} from '../../../src/kafkajs/errors.js'
+import { KafkaJSBrokerNotFound, KafkaJSDeleteTopicRecordsError, KafkaJSNonRetriableError, KafkaJSProtocolError } from '../../../src/kafkajs/errors.js'
 import { deferred } from '../../helpers/db.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 
@@ -41,7 +36,11 @@ async function consumeAll(topic: string, expected: number): Promise<KafkaMessage
   return seen
 }
 
-const rejection = async (p: Promise<unknown>): Promise<any> => p.then(() => expect.unreachable('should reject'), (e: unknown) => e)
+const rejection = async (p: Promise<unknown>): Promise<any> =>
+  p.then(
+    () => expect.unreachable('should reject'),
+    (e: unknown) => e,
+  )
 
 describe('deleteTopicRecords', () => {
   it('deletes records below the offset; the low watermark moves and offsets keep counting', async () => {
@@ -60,7 +59,13 @@ describe('deleteTopicRecords', () => {
 
   it("'-1' empties the partition up to the high watermark; an offset below the low watermark deletes nothing", async () => {
     const topic = await topicWith([5, 2])
-    await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '-1' }, { partition: 1, offset: '1' }] })
+    await admin.deleteTopicRecords({
+      topic,
+      partitions: [
+        { partition: 0, offset: '-1' },
+        { partition: 1, offset: '1' },
+      ],
+    })
     expect(await marks(topic)).toEqual([
       ['5', '5'],
       ['1', '2'],
@@ -81,7 +86,13 @@ describe('deleteTopicRecords', () => {
   it('an offset past the high watermark is OFFSET_OUT_OF_RANGE (wrapped as KafkaJS does); other partitions are still cut', async () => {
     const topic = await topicWith([3, 3])
     const err = await rejection(
-      admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '2' }, { partition: 1, offset: '4' }] }),
+      admin.deleteTopicRecords({
+        topic,
+        partitions: [
+          { partition: 0, offset: '2' },
+          { partition: 1, offset: '4' },
+        ],
+      }),
     )
     expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
     expect(err.message).toBe('Error while deleting records')
@@ -98,7 +109,15 @@ describe('deleteTopicRecords', () => {
 
   it('a partition the topic does not have fails the whole call with KafkaJSBrokerNotFound', async () => {
     const topic = await topicWith([2])
-    const err = await rejection(admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: '1' }, { partition: 7, offset: '1' }] }))
+    const err = await rejection(
+      admin.deleteTopicRecords({
+        topic,
+        partitions: [
+          { partition: 0, offset: '1' },
+          { partition: 7, offset: '1' },
+        ],
+      }),
+    )
     expect(err).toBeInstanceOf(KafkaJSDeleteTopicRecordsError)
     expect(err.partitions).toEqual([{ partition: 7, offset: '1', error: expect.any(KafkaJSBrokerNotFound) }])
     expect(err.partitions[0].error.message).toBe('Could not find the leader for the partition')

@@ -24,7 +24,11 @@ const topicRow = async (name: string) =>
   ).rows[0] as { partition_count: number; retention_max_age_seconds: number; max_total_payload_bytes: string; config: object } | undefined
 
 /** The rejection of `p`, for assertions on several fields. */
-const rejection = async (p: Promise<unknown>): Promise<any> => p.then(() => expect.unreachable('should reject'), (e: unknown) => e)
+const rejection = async (p: Promise<unknown>): Promise<any> =>
+  p.then(
+    () => expect.unreachable('should reject'),
+    (e: unknown) => e,
+  )
 
 describe('connect, events, unsupported calls', () => {
   it('emits admin.connect / admin.disconnect and rejects unknown event names', async () => {
@@ -109,8 +113,21 @@ describe('createTopics', () => {
     const [a, b] = [uniqueName('ct-ret'), uniqueName('ct-forever')]
     await admin.createTopics({
       topics: [
-        { topic: a, configEntries: [{ name: 'retention.ms', value: '1500' }, { name: 'retention.bytes', value: '1048576' }, { name: 'cleanup.policy', value: 'delete' }] },
-        { topic: b, configEntries: [{ name: 'retention.ms', value: '-1' }, { name: 'retention.bytes', value: '-1' }] },
+        {
+          topic: a,
+          configEntries: [
+            { name: 'retention.ms', value: '1500' },
+            { name: 'retention.bytes', value: '1048576' },
+            { name: 'cleanup.policy', value: 'delete' },
+          ],
+        },
+        {
+          topic: b,
+          configEntries: [
+            { name: 'retention.ms', value: '-1' },
+            { name: 'retention.bytes', value: '-1' },
+          ],
+        },
       ],
     })
     expect(await topicRow(a)).toMatchObject({
@@ -168,7 +185,13 @@ describe('deleteTopics', () => {
   it('deletes a topic with its messages and offsets; the name can be used again from offset 0', async () => {
     const topic = uniqueName('dt')
     const producer = await t.producer()
-    await producer.send({ topic, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 0 }] })
+    await producer.send({
+      topic,
+      messages: [
+        { value: 'a', partition: 0 },
+        { value: 'b', partition: 0 },
+      ],
+    })
     await admin.setOffsets({ groupId: uniqueName('g'), topic, partitions: [{ partition: 0, offset: '1' }] })
     await admin.deleteTopics({ topics: [topic] })
     expect(await admin.listTopics()).not.toContain(topic)
@@ -190,7 +213,7 @@ describe('deleteTopics', () => {
     expect(await topicRow(known)).toBeUndefined()
   })
 
-  it("validates like KafkaJS", async () => {
+  it('validates like KafkaJS', async () => {
     await expect(admin.deleteTopics({ topics: 'x' } as never)).rejects.toThrow('Invalid topics array x')
     await expect(admin.deleteTopics({ topics: [1] } as never)).rejects.toThrow('Invalid topics array, the names must be a valid string')
     await expect(admin.deleteTopics({ topics: [] })).resolves.toBeUndefined()
@@ -231,7 +254,13 @@ describe('createPartitions', () => {
       [undefined, 'Invalid topic partitions array undefined'],
       [[], 'Empty topic partitions array'],
       [[{ topic: 5, count: 2 }], 'Invalid topic partitions array, the topic names have to be a valid string'],
-      [[{ topic: 'a', count: 2 }, { topic: 'a', count: 3 }], 'Invalid topic partitions array, it cannot have multiple entries for the same topic'],
+      [
+        [
+          { topic: 'a', count: 2 },
+          { topic: 'a', count: 3 },
+        ],
+        'Invalid topic partitions array, it cannot have multiple entries for the same topic',
+      ],
     ]
     for (const [topicPartitions, message] of cases) {
       await expect(admin.createPartitions({ topicPartitions } as never)).rejects.toThrow(message)

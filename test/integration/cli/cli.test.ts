@@ -109,7 +109,10 @@ describe('against a database', () => {
 
     const first = await cli(['consume', topic, '--group', 'cli-group', '--from-beginning', '--max-messages', '2', '--json', ...conn])
     expect(first.code).toBe(0)
-    const lines = first.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = first.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(lines).toEqual([
       expect.objectContaining({ partition: 0, offset: 0, key: 'k1', value: 'first', headers: { src: 'cli' } }),
       expect.objectContaining({ partition: 0, offset: 1, key: 'k2', value: 'second' }),
@@ -181,7 +184,9 @@ describe('against a database', () => {
         expect(code).toBe(1)
         expect(stderr).toMatch(/Refusing to reset offsets of running group\(s\) "cli-running" \(\w+, 1 live member\(s\)\)/)
       }
-      const { rows } = await db.pool.query(`SELECT offset_value::int AS o FROM ${db.schema}.metadata_queue_consumer_offset WHERE consumer_group = 'cli-running'`)
+      const { rows } = await db.pool.query(
+        `SELECT offset_value::int AS o FROM ${db.schema}.metadata_queue_consumer_offset WHERE consumer_group = 'cli-running'`,
+      )
       expect(rows).toEqual([{ o: 42 }])
     } finally {
       await consumer.disconnect()

@@ -29,9 +29,11 @@ async function deadLetterOne() {
   const moved = new Promise<void>((resolve) => dl.on(dl.events.DEAD_LETTER, () => resolve()))
   const consumer = await t.consumer({ groupId })
   await consumer.subscribe({ topic, fromBeginning: true })
-  await consumer.run({ eachMessage: dl.eachMessage(async ({ message }) => {
-    if (message.value!.toString() === 'poison') throw new Error('bad payload')
-  }) })
+  await consumer.run({
+    eachMessage: dl.eachMessage(async ({ message }) => {
+      if (message.value!.toString() === 'poison') throw new Error('bad payload')
+    }),
+  })
   await moved
   await Promise.all([consumer.disconnect(), dl.disconnect()])
   return { topic, dlq, groupId }
@@ -64,10 +66,16 @@ describe('dead-letters', () => {
     await reader.subscribe({ topic, fromBeginning: true })
     const got: { key: string | null; value: string; headers: Record<string, string> }[] = []
     await new Promise<void>((resolve) => {
-      void reader.run({ eachMessage: async ({ message }) => {
-        got.push({ key: message.key?.toString() ?? null, value: message.value!.toString(), headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])) })
-        if (got.length === 3) resolve()
-      } })
+      void reader.run({
+        eachMessage: async ({ message }) => {
+          got.push({
+            key: message.key?.toString() ?? null,
+            value: message.value!.toString(),
+            headers: Object.fromEntries(Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)])),
+          })
+          if (got.length === 3) resolve()
+        },
+      })
     })
     expect(got[2]).toEqual({ key: 'k1', value: 'poison', headers: { trace: 't-1' } })
   })
@@ -95,9 +103,11 @@ describe('dead-letters', () => {
     const retrying = new Promise<void>((resolve) => dl.on(dl.events.RETRY, () => resolve()))
     const consumer = await t.consumer({ groupId })
     await consumer.subscribe({ topic, fromBeginning: true })
-    await consumer.run({ eachMessage: dl.eachMessage(async () => {
-      throw new RangeError('price out of range')
-    }) })
+    await consumer.run({
+      eachMessage: dl.eachMessage(async () => {
+        throw new RangeError('price out of range')
+      }),
+    })
     await retrying
     try {
       const res = await cli(['dead-letters', 'retrying', '--group', groupId, '--json'])
@@ -124,9 +134,11 @@ describe('dead-letters', () => {
     const failedOnce = new Promise<void>((resolve) => first.on(first.events.RETRY, () => resolve()))
     const c1 = await t.consumer({ groupId })
     await c1.subscribe({ topic, fromBeginning: true })
-    await c1.run({ eachMessage: first.eachMessage(async () => {
-      throw new Error('not yet')
-    }) })
+    await c1.run({
+      eachMessage: first.eachMessage(async () => {
+        throw new Error('not yet')
+      }),
+    })
     await failedOnce
     await Promise.all([c1.disconnect(), first.disconnect()]) // gives up the wait; the stored count stays
     expect(JSON.parse((await cli(['dead-letters', 'retrying', '--group', groupId, '--json'])).stdout)).toHaveLength(1)
@@ -136,9 +148,11 @@ describe('dead-letters', () => {
     const c2 = await t.consumer({ groupId })
     await c2.subscribe({ topic, fromBeginning: true })
     // the success is committed: the commit event names offset 1
-    const committed = new Promise<void>((resolve) => c2.on(c2.events.COMMIT_OFFSETS, (e) => {
-      if (e.payload.topics.some((x) => x.partitions.some((p) => p.offset === '1'))) resolve()
-    }))
+    const committed = new Promise<void>((resolve) =>
+      c2.on(c2.events.COMMIT_OFFSETS, (e) => {
+        if (e.payload.topics.some((x) => x.partitions.some((p) => p.offset === '1'))) resolve()
+      }),
+    )
     await c2.run({ eachMessage: second.eachMessage(async () => {}) })
     await committed
     await Promise.all([c2.disconnect(), second.disconnect()])

@@ -22,7 +22,7 @@ async function json(args: string[]): Promise<unknown[]> {
   const { code, stdout, stderr } = await cli([...args, '--json'])
   expect(code, stderr).toBe(0)
   const text = stdout.trim()
-  return text.startsWith('[') || text.startsWith('{') && !text.includes('}\n{') ? [JSON.parse(text)] : text.split('\n').map((l) => JSON.parse(l))
+  return text.startsWith('[') || (text.startsWith('{') && !text.includes('}\n{')) ? [JSON.parse(text)] : text.split('\n').map((l) => JSON.parse(l))
 }
 
 /** Paths of string values that are integers, outside the fields that are free text (names, keys, values). */

@@ -36,12 +36,14 @@ function documentedCommands(): Documented[] {
     const line = piped ? piped[2]! : block.body
     if (!line.startsWith('kafkajs-pgqueue ')) throw new Error(`docs/cli.md: not a command line: ${block.body}`)
     const jsonLines = next.lang === 'jsonl'
-    return [{
-      args: line.split(/\s+/).slice(1),
-      stdin: piped ? piped[1]!.replace(/\\n/g, '\n') : '',
-      examples: jsonLines ? next.body.split('\n').map((l) => JSON.parse(l)) : [JSON.parse(next.body)],
-      jsonLines,
-    }]
+    return [
+      {
+        args: line.split(/\s+/).slice(1),
+        stdin: piped ? piped[1]!.replace(/\\n/g, '\n') : '',
+        examples: jsonLines ? next.body.split('\n').map((l) => JSON.parse(l)) : [JSON.parse(next.body)],
+        jsonLines,
+      },
+    ]
   })
 }
 
@@ -149,9 +151,17 @@ describe('docs/cli.md', () => {
       await PREPARE[line]?.()
       const { code, stdout, stderr } = await cli(c.args, c.stdin)
       expect(code, stderr).toBe(0)
-      const outputs = c.jsonLines ? stdout.trim().split('\n').map((l) => JSON.parse(l)) : [JSON.parse(stdout)]
+      const outputs = c.jsonLines
+        ? stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [JSON.parse(stdout)]
       expect(outputs.length, stdout).toBeGreaterThan(0)
-      expect(outputs.flatMap((o) => shapeErrors(c.examples[0], o)), stdout).toEqual([])
+      expect(
+        outputs.flatMap((o) => shapeErrors(c.examples[0], o)),
+        stdout,
+      ).toEqual([])
     })
   }
 })

@@ -123,7 +123,11 @@ describe.skipIf(!withKafka)('migrate-transport pgQueue -> Kafka -> pgQueue', () 
       ).flat()
     await producer.send({ topic, messages: messages(0, PER_PARTITION - 50) })
     for (const [g, offsets] of Object.entries(GROUPS)) {
-      await admin.setOffsets({ groupId: ids(g), topic, partitions: offsets.map((o, partition) => ({ partition, offset: String(Math.min(o, PER_PARTITION - 50)) })) })
+      await admin.setOffsets({
+        groupId: ids(g),
+        topic,
+        partitions: offsets.map((o, partition) => ({ partition, offset: String(Math.min(o, PER_PARTITION - 50)) })),
+      })
     }
     const state = path.join(dir, 'to-kafka.json')
     const common = ['--brokers', brokers.join(','), '--url', source.db.connectionString, '--schema', source.db.schema, '--json']
@@ -152,7 +156,9 @@ describe.skipIf(!withKafka)('migrate-transport pgQueue -> Kafka -> pgQueue', () 
       expect(second.report.topics[0]!.totalCopied).toBe(PARTITIONS * PER_PARTITION)
       expect(second.report.verification).toMatchObject({ ok: true })
       expect(second.report.verification!.groups).toHaveLength(4 * PARTITIONS)
-      console.log(`migrate-transport pgQueue -> Kafka: ${first.report.messages} messages at ${first.report.messagesPerSecond}/s (incl. topic creation and verification)`)
+      console.log(
+        `migrate-transport pgQueue -> Kafka: ${first.report.messages} messages at ${first.report.messagesPerSecond}/s (incl. topic creation and verification)`,
+      )
 
       const [reset] = await kAdmin.fetchOffsets({ groupId: ids('reset'), topics: [topic] })
       expect(reset!.partitions.map((p) => p.offset)).toEqual(Array.from({ length: PARTITIONS }, () => '-2'))
@@ -184,8 +190,19 @@ describe.skipIf(!withKafka)('migrate-transport pgQueue -> Kafka -> pgQueue', () 
     const homeAdmin = home.admin()
     await homeAdmin.connect()
     const back1 = await cli([
-      'migrate-transport', topic, '--to', 'pgqueue', '--state', path.join(dir, 'to-pg.json'),
-      '--brokers', brokers.join(','), '--url', back.connectionString, '--schema', back.schema, '--json',
+      'migrate-transport',
+      topic,
+      '--to',
+      'pgqueue',
+      '--state',
+      path.join(dir, 'to-pg.json'),
+      '--brokers',
+      brokers.join(','),
+      '--url',
+      back.connectionString,
+      '--schema',
+      back.schema,
+      '--json',
     ])
     expect(back1.report.messages).toBe(PARTITIONS * PER_PARTITION)
     expect(back1.report.verification).toMatchObject({ ok: true })
@@ -205,8 +222,12 @@ describe.skipIf(!withKafka)('migrate-transport pgQueue -> Kafka -> pgQueue', () 
       const c = home.consumer({ groupId: uniqueName('peek') })
       await c.connect()
       await c.subscribe({ topic, fromBeginning: true })
-      const firstMessage = new Promise<{ key: string | null; headers: unknown; timestamp: string; partition: number }>((resolve) =>
-        void c.run({ eachMessage: async ({ partition, message }) => resolve({ key: message.key?.toString() ?? null, headers: message.headers, timestamp: message.timestamp, partition }) }),
+      const firstMessage = new Promise<{ key: string | null; headers: unknown; timestamp: string; partition: number }>(
+        (resolve) =>
+          void c.run({
+            eachMessage: async ({ partition, message }) =>
+              resolve({ key: message.key?.toString() ?? null, headers: message.headers, timestamp: message.timestamp, partition }),
+          }),
       )
       const m = await firstMessage
       await c.disconnect()

@@ -93,12 +93,18 @@ describe('events and lifecycle', () => {
 
   it('validates like KafkaJS', async () => {
     expect(() => t.kafka.consumer({ groupId: '' })).toThrow(new KafkaJSNonRetriableError('Consumer groupId must be a non-empty string.'))
-    expect(() => t.kafka.consumer({ groupId: 'g', sessionTimeout: 1000, heartbeatInterval: 2000 })).toThrow(/heartbeatInterval \(2000\) must be lower than sessionTimeout \(1000\)/)
+    expect(() => t.kafka.consumer({ groupId: 'g', sessionTimeout: 1000, heartbeatInterval: 2000 })).toThrow(
+      /heartbeatInterval \(2000\) must be lower than sessionTimeout \(1000\)/,
+    )
     const consumer = await t.consumer()
     await expect(consumer.subscribe({} as never)).rejects.toThrow('Missing required argument "topics"')
     await expect(consumer.subscribe({ topics: 'x' } as never)).rejects.toThrow('Argument "topics" must be an array')
-    await expect(consumer.subscribe({ topics: [42] } as never)).rejects.toThrow('Invalid topic 42 (number), the topic name has to be a String or a RegExp')
-    expect(() => consumer.seek({ topic: 't', partition: 0, offset: '1' })).toThrow('Consumer group was not initialized, consumer#run must be called first')
+    await expect(consumer.subscribe({ topics: [42] } as never)).rejects.toThrow(
+      'Invalid topic 42 (number), the topic name has to be a String or a RegExp',
+    )
+    expect(() => consumer.seek({ topic: 't', partition: 0, offset: '1' })).toThrow(
+      'Consumer group was not initialized, consumer#run must be called first',
+    )
     expect(() => consumer.pause([{ topic: 't' }])).toThrow('Consumer group was not initialized, consumer#run must be called first')
     await expect(consumer.commitOffsets([{ topic: 't', partition: 0, offset: '1' }])).rejects.toThrow('Consumer group was not initialized')
     await consumer.subscribe({ topic: uniqueName('v') })
@@ -116,7 +122,11 @@ describe('events and lifecycle', () => {
     await fatal.subscribe({ topic, fromBeginning: true })
     const fatalCrash = deferred<ConsumerCrashEvent['payload']>()
     fatal.on(fatal.events.CRASH, (e) => fatalCrash.resolve(e.payload))
-    await fatal.run({ eachMessage: async () => { throw new TypeError('bug in handler') } })
+    await fatal.run({
+      eachMessage: async () => {
+        throw new TypeError('bug in handler')
+      },
+    })
     const crashed = await fatalCrash.promise
     expect(crashed.restart).toBe(false)
     expect(crashed.error).toBeInstanceOf(kafkajs.KafkaJSNonRetriableError)

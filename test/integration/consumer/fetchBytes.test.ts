@@ -33,7 +33,9 @@ describe('fetch bounded by bytes', () => {
     child.proc.kill('SIGTERM')
     await child.exited
     const bound = baseline + 3 * MAX_BYTES + 64 * MB
-    console.log(`${COUNT} x 1 MB, maxBytes ${MAX_BYTES / MB} MB: baseline RSS ${(baseline / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (growth ${((peak - baseline) / MB).toFixed(0)} MB), bound ${(bound / MB).toFixed(0)} MB`)
+    console.log(
+      `${COUNT} x 1 MB, maxBytes ${MAX_BYTES / MB} MB: baseline RSS ${(baseline / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB (growth ${((peak - baseline) / MB).toFixed(0)} MB), bound ${(bound / MB).toFixed(0)} MB`,
+    )
     expect(peak).toBeLessThan(bound)
   }, 240_000)
 })

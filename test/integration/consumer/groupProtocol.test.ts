@@ -20,18 +20,28 @@ describe('group protocol', () => {
     const groupId = uniqueName('g')
     const joins = new Map<string, ConsumerGroupJoinEvent>()
     const got = new Set<string>()
-    for (const [name, topics] of [['a', [t1, t2]], ['b', [t2]]] as const) {
+    for (const [name, topics] of [
+      ['a', [t1, t2]],
+      ['b', [t2]],
+    ] as const) {
       const c = await t.consumer({ groupId })
       c.on(c.events.GROUP_JOIN, (e) => void joins.set(name, e))
       await c.subscribe({ topics: [...topics], fromBeginning: true })
       await c.run({ eachMessage: async ({ topic, partition }) => void got.add(`${topic}/${partition}`) })
       await waitUntil(() => joins.has(name), `${name} joined`)
     }
-    const owned = () => [...joins.values()].flatMap((e) => Object.entries(e.payload.memberAssignment).flatMap(([tp, ps]) => ps.map((p) => `${tp}/${p}`)))
+    const owned = () =>
+      [...joins.values()].flatMap((e) => Object.entries(e.payload.memberAssignment).flatMap(([tp, ps]) => ps.map((p) => `${tp}/${p}`)))
     await waitUntil(() => owned().length === 3, 'three owned partitions')
     const producer = await t.producer()
     await producer.send({ topic: t1, messages: [{ value: 'x', partition: 0 }] })
-    await producer.send({ topic: t2, messages: [{ value: 'y', partition: 0 }, { value: 'z', partition: 1 }] })
+    await producer.send({
+      topic: t2,
+      messages: [
+        { value: 'y', partition: 0 },
+        { value: 'z', partition: 1 },
+      ],
+    })
     await waitUntil(() => got.size === 3, 'a message from every partition')
     console.log(`assignment: ${[...joins].map(([n, e]) => `${n}=${JSON.stringify(e.payload.memberAssignment)}`).join(' ')}`)
     expect(new Set(owned())).toEqual(new Set([`${t1}/0`, `${t2}/0`, `${t2}/1`]))
@@ -59,7 +69,12 @@ describe('group protocol', () => {
     await producer.send({ topic, messages: [5, 6, 7, 8, 9].map((n) => ({ value: `v${n}`, partition: 0 })) })
     await waitUntil(() => seen.includes('v9'), 'v9 delivered')
     const offset = async () =>
-      (await t.db.pool.query<{ o: string }>(`SELECT offset_value::text AS o FROM "${t.db.schema}".metadata_queue_consumer_offset WHERE consumer_group = $1`, [groupId])).rows[0]?.o
+      (
+        await t.db.pool.query<{ o: string }>(
+          `SELECT offset_value::text AS o FROM "${t.db.schema}".metadata_queue_consumer_offset WHERE consumer_group = $1`,
+          [groupId],
+        )
+      ).rows[0]?.o
     await waitUntil(async () => (await offset()) === '10', 'committed offset 10')
     console.log(`deliveries after the lease came back: ${seen.join(',')}; committed ${await offset()}`)
     for (let n = 0; n < 10; n++) expect(seen).toContain(`v${n}`)

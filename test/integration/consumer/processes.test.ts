@@ -89,12 +89,15 @@ describe('consumer groups across processes', () => {
     let overlaps = 0
     for (const list of byValue.values()) {
       for (let i = 0; i < list.length; i++)
-        for (let j = i + 1; j < list.length; j++) if (list[i].worker !== list[j].worker && list[i].start < list[j].end && list[j].start < list[i].end) overlaps++
+        for (let j = i + 1; j < list.length; j++)
+          if (list[i].worker !== list[j].worker && list[i].start < list[j].end && list[j].start < list[i].end) overlaps++
     }
     expect(overlaps).toBe(0)
     expect(orderViolations(all)).toBe(0)
     const duplicates = all.length - unique.size
-    console.log(`4 processes, 20000 messages: ${duplicates} duplicate deliveries, per worker ${workers.map((_, i) => all.filter((h) => h.worker === i).length).join('/')}`)
+    console.log(
+      `4 processes, 20000 messages: ${duplicates} duplicate deliveries, per worker ${workers.map((_, i) => all.filter((h) => h.worker === i).length).join('/')}`,
+    )
   }, 120_000)
 
   it('a SIGKILLed member: its uncommitted messages go to the survivor, committed ones are not redelivered', async () => {
@@ -121,7 +124,9 @@ describe('consumer groups across processes', () => {
     const all = handled([victim, survivor])
     expect(new Set(all.map((h) => h.value)).size).toBe(2000)
     // nothing the victim committed comes back to the survivor
-    const replayedCommitted = handled([survivor]).filter((h) => h.offset < (committedByVictim.get(h.partition) ?? 0) && handled([victim]).some((v) => v.value === h.value))
+    const replayedCommitted = handled([survivor]).filter(
+      (h) => h.offset < (committedByVictim.get(h.partition) ?? 0) && handled([victim]).some((v) => v.value === h.value),
+    )
     expect(replayedCommitted).toEqual([])
     expect(orderViolations(all)).toBe(0)
   }, 120_000)

@@ -11,7 +11,7 @@ const t = useTestKafka('rebalance_in_batch')
 const PER_PARTITION = 30
 
 describe('a member joining while the leader is in a batch', () => {
-  it('the leader\'s heartbeat() throws REBALANCE_IN_PROGRESS, it rejoins without crashing, nothing is handled twice', async () => {
+  it("the leader's heartbeat() throws REBALANCE_IN_PROGRESS, it rejoins without crashing, nothing is handled twice", async () => {
     const topic = await t.createTopic(2)
     const groupId = uniqueName('g')
     const producer = await t.producer()

@@ -82,7 +82,13 @@ describe('consumer semantics', () => {
     await consumer.run({ eachMessage: async (p) => void seen.push(p) })
     consumer.pause([{ topic, partitions: [0] }])
     expect(consumer.paused()).toEqual([{ topic, partitions: [0] }])
-    await producer.send({ topic, messages: [{ value: 'p0', partition: 0 }, { value: 'p1', partition: 1 }] })
+    await producer.send({
+      topic,
+      messages: [
+        { value: 'p0', partition: 0 },
+        { value: 'p1', partition: 1 },
+      ],
+    })
     await waitFor(() => seen.length === 1)
     expect(values(seen)).toEqual(['p1'])
     consumer.resume([{ topic, partitions: [0] }])
@@ -131,11 +137,15 @@ describe('consumer semantics', () => {
     const topic = await createTopic(4)
     const groupId = uniqueName('shared')
     const producer = await t.producer()
-    const members = await Promise.all([0, 1, 2].map(() => t.newKafka()).map(async (k) => {
-      const c = k.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 300, maxWaitTimeInMs: 500 })
-      await c.connect()
-      return c
-    }))
+    const members = await Promise.all(
+      [0, 1, 2]
+        .map(() => t.newKafka())
+        .map(async (k) => {
+          const c = k.consumer({ groupId, sessionTimeout: 6000, heartbeatInterval: 300, maxWaitTimeInMs: 500 })
+          await c.connect()
+          return c
+        }),
+    )
     const seen = new Map<string, number[]>()
     let total = 0
     for (const c of members) {

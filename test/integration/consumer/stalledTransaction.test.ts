@@ -13,7 +13,7 @@ function deliveredWithin<T>(ms: number, what: string): { seen: (v: T) => void; u
   return {
     seen: (v) => {
       seenValues.push(v)
-      for (const w of waiters.splice(0)) (w.check(v) ? w.done(v) : waiters.push(w))
+      for (const w of waiters.splice(0)) w.check(v) ? w.done(v) : waiters.push(w)
     },
     until: (check) =>
       new Promise<T>((resolve, reject) => {
@@ -25,16 +25,29 @@ function deliveredWithin<T>(ms: number, what: string): { seen: (v: T) => void; u
   }
 }
 
-describe('a stalled transaction holding a partition\'s offsets', () => {
-  it('does not hold up the new owner\'s other partitions; that one starts once the transaction ends', async () => {
+describe("a stalled transaction holding a partition's offsets", () => {
+  it("does not hold up the new owner's other partitions; that one starts once the transaction ends", async () => {
     const topic = await t.createTopic(2)
     const groupId = uniqueName('g')
     const admin = t.kafka.admin()
     await admin.connect()
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '0' }, { partition: 1, offset: '0' }] })
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: [
+        { partition: 0, offset: '0' },
+        { partition: 1, offset: '0' },
+      ],
+    })
     await admin.disconnect()
     const producer = await t.producer()
-    await producer.send({ topic, messages: [{ value: 'p0', partition: 0 }, { value: 'p1', partition: 1 }] })
+    await producer.send({
+      topic,
+      messages: [
+        { value: 'p0', partition: 0 },
+        { value: 'p1', partition: 1 },
+      ],
+    })
 
     // the stalled transaction: it wrote partition 0's offset row and never ends
     const stalled = await t.db.pool.connect()

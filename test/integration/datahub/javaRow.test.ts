@@ -7,7 +7,13 @@ import avro from 'avsc'
 import type { KafkaMessage } from 'kafkajs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
-  DATAHUB_AVRO_CONTENT_TYPE, dataHubLockKey, dataHubPartition, dataHubSubject, decodeDataHubRow, encodeDataHubRow, seedDataHubTopics,
+  DATAHUB_AVRO_CONTENT_TYPE,
+  dataHubLockKey,
+  dataHubPartition,
+  dataHubSubject,
+  decodeDataHubRow,
+  encodeDataHubRow,
+  seedDataHubTopics,
 } from '../../../src/datahub/index.js'
 import { tablesFor } from '../../../src/db/tables.js'
 import { createAvroCodec, startSchemaRegistry, type StartedSchemaRegistry } from '../../../src/registry/index.js'
@@ -113,10 +119,9 @@ describe('DataHub Java rows', () => {
     const [meta] = await producer.send({ topic: TOPIC, messages: [{ key: urn, value, headers: { traceparent: '00-def' } }] })
     expect(meta!.partition).toBe(dataHubPartition(urn, 8)) // 4: the same CRC-32 rule
     const row = (
-      await t.db.pool.query(
-        `SELECT routing_key, priority, payload, payload_compression, headers FROM ${tables().message} WHERE routing_key = $1`,
-        [urn],
-      )
+      await t.db.pool.query(`SELECT routing_key, priority, payload, payload_compression, headers FROM ${tables().message} WHERE routing_key = $1`, [
+        urn,
+      ])
     ).rows[0]
     const decoded = decodeDataHubRow({
       payload: row.payload,

@@ -15,7 +15,11 @@ const f = useSharingFixture('dh_group')
  * A consumer of ours on `group`. `refused` settles with the error that stopped it: run() rejecting (refused at
  * join) or a CRASH event (refused at a later heartbeat), whose restart flag must be false.
  */
-async function ourConsumer(group: string, topic: string, seen: string[]): Promise<{ refused: Promise<Error>; joined: Promise<void>; consumer: Consumer }> {
+async function ourConsumer(
+  group: string,
+  topic: string,
+  seen: string[],
+): Promise<{ refused: Promise<Error>; joined: Promise<void>; consumer: Consumer }> {
   const consumer = await f.consumer({ groupId: group, heartbeatInterval: 300 })
   const refused = deferred<Error>()
   const joined = deferred()
@@ -25,9 +29,9 @@ async function ourConsumer(group: string, topic: string, seen: string[]): Promis
   })
   consumer.on(consumer.events.GROUP_JOIN, () => joined.resolve())
   await consumer.subscribe({ topic, fromBeginning: true })
-  await consumer.run({ eachMessage: async ({ message }: { message: KafkaMessage }) => void seen.push(message.value!.toString()) }).catch(
-    (e: Error) => refused.resolve(e),
-  )
+  await consumer
+    .run({ eachMessage: async ({ message }: { message: KafkaMessage }) => void seen.push(message.value!.toString()) })
+    .catch((e: Error) => refused.resolve(e))
   return { refused: refused.promise, joined: joined.promise, consumer }
 }
 
@@ -81,7 +85,10 @@ describe('one group, both client families (scenario 4)', () => {
     await waitFor(() => dataHubValues(dataHub.lines).filter((v) => v.startsWith('b')).length >= 50, { timeout: 20_000 })
     const both = new Set([...seen, ...dataHubValues(dataHub.lines)])
     expect([...both].sort(), 'every message processed by one family or the other').toEqual([...first, ...second].sort())
-    expect(seen.filter((v) => v.startsWith('b')), 'messages our stopped consumer processed after DataHub joined').toEqual([])
+    expect(
+      seen.filter((v) => v.startsWith('b')),
+      'messages our stopped consumer processed after DataHub joined',
+    ).toEqual([])
     dataHub.proc.kill('SIGTERM')
     await dataHub.exited
   })
@@ -147,9 +154,10 @@ describe('one group, both client families (scenario 4)', () => {
 
     await f.sql(`UPDATE ${f.tables.messageGroupLease} SET locked_until = now() - interval '1 second' WHERE consumer_group = $1`, [group])
     const after = await f.consumeOurs(topic, 10, { groupId: group })
-    expect(after.map((m) => m.value), 'the killed consumer never committed: every message, in order').toEqual(
-      Array.from({ length: 10 }, (_, i) => `m${i}`),
-    )
+    expect(
+      after.map((m) => m.value),
+      'the killed consumer never committed: every message, in order',
+    ).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`))
   })
 
   it("admin will not move a group's offsets under DataHub consumers (their next commit would undo it)", async () => {

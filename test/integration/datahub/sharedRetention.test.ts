@@ -11,16 +11,14 @@ import { useSharingFixture } from './sharing.js'
 const f = useSharingFixture('dh_retention')
 
 async function ourMaintenance(): Promise<void> {
-  const report = await runMaintenance(
-    { pool: f.db.pool, tables: f.tables, maintenance: resolveConfig(f.db.options).maintenance },
-    { vacuum: false },
-  )
+  const report = await runMaintenance({ pool: f.db.pool, tables: f.tables, maintenance: resolveConfig(f.db.options).maintenance }, { vacuum: false })
   if (report.skipped || report.errors.length > 0) throw new Error(`maintenance: ${JSON.stringify(report)}`)
 }
 
 const seqs = async (topicId: string) =>
-  (await f.sql<{ s: string }>(`SELECT enqueue_seq::text AS s FROM ${f.tables.message} WHERE topic_id = $1 ORDER BY enqueue_seq`, [topicId]))
-    .map((r) => Number(r.s))
+  (await f.sql<{ s: string }>(`SELECT enqueue_seq::text AS s FROM ${f.tables.message} WHERE topic_id = $1 ORDER BY enqueue_seq`, [topicId])).map(
+    (r) => Number(r.s),
+  )
 
 describe('retention shared with DataHub (scenario 5)', () => {
   it("DataHub's retention call exists and runs", async () => {
@@ -48,9 +46,15 @@ describe('retention shared with DataHub (scenario 5)', () => {
     const handle = await f.dataHub().enqueue(topic, { routingKey: 'k', payload: Buffer.from('new.0') })
     expect(handle.seq, 'DataHub MAX+1 after retention').toBe(6)
     const dataHubNext = await drainDataHubGroup(f.dataHub(), dataHubGroup, topic)
-    expect(dataHubNext.map((m) => m.payload.toString()), 'DataHub group after retention').toEqual(['new.0'])
+    expect(
+      dataHubNext.map((m) => m.payload.toString()),
+      'DataHub group after retention',
+    ).toEqual(['new.0'])
     const ourNext = await f.consumeOurs(topic, 1, { groupId: ourGroup, timeoutMs: 15_000, allowFewer: true })
-    expect(ourNext.map((m) => [m.value, m.offset]), 'our group after retention').toEqual([['new.0', '5']])
+    expect(
+      ourNext.map((m) => [m.value, m.offset]),
+      'our group after retention',
+    ).toEqual([['new.0', '5']])
   })
 })
 

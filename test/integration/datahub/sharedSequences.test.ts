@@ -13,38 +13,42 @@ const PER_WRITER = Number(process.env.DATAHUB_SCENARIO_COUNT ?? 400)
 const WRITE_TIMEOUT_MS = Math.max(120_000, PER_WRITER * 4 * 40)
 
 describe('DataHub and library writers on one topic', () => {
-  it('never reuse a sequence number and leave no gap; fresh groups of both families read every row', async () => {
-    const topic = await f.createTopic(4, 'shared-seq')
-    const writers: Writer[] = []
-    for (let i = 0; i < 4; i++) {
-      // half of each family writes one message per transaction, half in batches
-      writers.push({ family: 'datahub', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
-      writers.push({ family: 'ours', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
-    }
-    await f.writeConcurrently(writers, WRITE_TIMEOUT_MS)
-    const total = 8 * PER_WRITER
-    const topicId = await f.topicId(topic)
+  it(
+    'never reuse a sequence number and leave no gap; fresh groups of both families read every row',
+    async () => {
+      const topic = await f.createTopic(4, 'shared-seq')
+      const writers: Writer[] = []
+      for (let i = 0; i < 4; i++) {
+        // half of each family writes one message per transaction, half in batches
+        writers.push({ family: 'datahub', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
+        writers.push({ family: 'ours', topic, count: PER_WRITER, batch: i % 2 === 0 ? 1 : 10, id: String(i) })
+      }
+      await f.writeConcurrently(writers, WRITE_TIMEOUT_MS)
+      const total = 8 * PER_WRITER
+      const topicId = await f.topicId(topic)
 
-    const dup = await f.sql<{ n: string }>(
-      `SELECT count(*)::text AS n FROM (SELECT 1 FROM ${f.tables.message} WHERE topic_id = $1
+      const dup = await f.sql<{ n: string }>(
+        `SELECT count(*)::text AS n FROM (SELECT 1 FROM ${f.tables.message} WHERE topic_id = $1
          GROUP BY partition_id, enqueue_seq HAVING count(*) > 1) d`,
-      [topicId],
-    )
-    expect.soft(Number(dup[0].n), 'duplicate (partition, seq) pairs').toBe(0)
-    const shape = await f.sql<{ partition_id: number; rows: string; lo: string; hi: string }>(
-      `SELECT partition_id, count(*)::text AS rows, min(enqueue_seq)::text AS lo, max(enqueue_seq)::text AS hi
+        [topicId],
+      )
+      expect.soft(Number(dup[0].n), 'duplicate (partition, seq) pairs').toBe(0)
+      const shape = await f.sql<{ partition_id: number; rows: string; lo: string; hi: string }>(
+        `SELECT partition_id, count(*)::text AS rows, min(enqueue_seq)::text AS lo, max(enqueue_seq)::text AS hi
        FROM ${f.tables.message} WHERE topic_id = $1 GROUP BY 1 ORDER BY 1`,
-      [topicId],
-    )
-    expect(shape.reduce((a, r) => a + Number(r.rows), 0)).toBe(total)
-    for (const r of shape) expect.soft({ p: r.partition_id, lo: r.lo, hi: r.hi }).toEqual({ p: r.partition_id, lo: '1', hi: r.rows })
+        [topicId],
+      )
+      expect(shape.reduce((a, r) => a + Number(r.rows), 0)).toBe(total)
+      for (const r of shape) expect.soft({ p: r.partition_id, lo: r.lo, hi: r.hi }).toEqual({ p: r.partition_id, lo: '1', hi: r.rows })
 
-    const dataHubRead = await drainDataHubGroup(f.dataHub(), uniqueName('dh-fresh'), topic)
-    const dataHubValues = dataHubRead.map((m) => m.payload.toString())
-    expect.soft(repeated(dataHubValues).size, 'rows a fresh DataHub group received twice').toBe(0)
-    expect.soft(dataHubValues.length, 'rows a fresh DataHub group received').toBe(total)
+      const dataHubRead = await drainDataHubGroup(f.dataHub(), uniqueName('dh-fresh'), topic)
+      const dataHubValues = dataHubRead.map((m) => m.payload.toString())
+      expect.soft(repeated(dataHubValues).size, 'rows a fresh DataHub group received twice').toBe(0)
+      expect.soft(dataHubValues.length, 'rows a fresh DataHub group received').toBe(total)
 
-    const ours = await f.consumeOurs(topic, total, { timeoutMs: 30_000, allowFewer: true })
-    expect(new Set(ours.map((m) => m.value)).size, 'distinct rows a fresh group of ours received').toBe(total)
-  }, WRITE_TIMEOUT_MS + 120_000)
+      const ours = await f.consumeOurs(topic, total, { timeoutMs: 30_000, allowFewer: true })
+      expect(new Set(ours.map((m) => m.value)).size, 'distinct rows a fresh group of ours received').toBe(total)
+    },
+    WRITE_TIMEOUT_MS + 120_000,
+  )
 })

@@ -52,8 +52,7 @@ export function useSharingFixture(label: string): SharingFixture {
   const t = useTestKafka(label)
   const tables = tablesFor(t.db.schema, 'metadata_queue')
   const env = () => ({ PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema })
-  const sql = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
-    (await t.db.pool.query<R>(text, values)).rows
+  const sql = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []) => (await t.db.pool.query<R>(text, values)).rows
   let queue: DataHubQueue | undefined
   return {
     ...t,
@@ -66,7 +65,14 @@ export function useSharingFixture(label: string): SharingFixture {
     async writeConcurrently(writers, timeoutMs = 120_000) {
       const children = writers.map((w) =>
         w.family === 'datahub'
-          ? spawnFixture('../datahub-client/worker.ts', { ...env(), ROLE: 'produce', TOPIC: w.topic, COUNT: String(w.count), BATCH: String(w.batch), ID: w.id })
+          ? spawnFixture('../datahub-client/worker.ts', {
+              ...env(),
+              ROLE: 'produce',
+              TOPIC: w.topic,
+              COUNT: String(w.count),
+              BATCH: String(w.batch),
+              ID: w.id,
+            })
           : spawnFixture('countedProducer.ts', { ...env(), TOPIC: w.topic, COUNT: String(w.count), BATCH: String(w.batch), ID: w.id }),
       )
       await Promise.all(children.map((c) => c.waitForLine((l) => l === 'ready' || l.startsWith('fatal'))))
@@ -85,7 +91,10 @@ export function useSharingFixture(label: string): SharingFixture {
         ? new Kafka({
             clientId: label,
             logLevel: logLevel.WARN,
-            logCreator: () => ({ log }) => void warnings.push(log.message),
+            logCreator:
+              () =>
+              ({ log }) =>
+                void warnings.push(log.message),
             pgqueue: t.db.options,
           })
         : t.kafka

@@ -49,7 +49,10 @@ describe('seedDataHubTopics', () => {
   it('is idempotent and never shrinks partition counts', async () => {
     const grown = await seedDataHubTopics({ pool: t.db.pool, schema: t.db.schema }, { partitions: 4 })
     expect(grown.every((s) => !s.created && s.partitionCount === 4)).toBe(true)
-    const again = await seedDataHubTopics({ pool: t.db.pool, schema: t.db.schema }, { partitions: 1, topics: { PlatformEvent_v1: { maxRowsPerTopic: 5 } } })
+    const again = await seedDataHubTopics(
+      { pool: t.db.pool, schema: t.db.schema },
+      { partitions: 1, topics: { PlatformEvent_v1: { maxRowsPerTopic: 5 } } },
+    )
     expect(again.every((s) => !s.created && s.partitionCount === 4)).toBe(true)
     const rows = await catalogue()
     expect(rows.MetadataChangeProposal_v1).toMatchObject({ partitions: 4, ledger: 4 })

@@ -54,7 +54,9 @@ describe('connection host lists', () => {
 
   it('refuses read-only sessions with a retriable connection error naming every host', async () => {
     const dead = await droppingHost()
-    const pool = await poolFor(listUrl(`127.0.0.1:${dead.port}`, { target_session_attrs: 'read-write', options: '-c default_transaction_read_only=on' }))
+    const pool = await poolFor(
+      listUrl(`127.0.0.1:${dead.port}`, { target_session_attrs: 'read-write', options: '-c default_transaction_read_only=on' }),
+    )
     const error = await pool.query('SELECT 1').catch((e: unknown) => e)
     expect(error).toBeInstanceOf(KafkaJSConnectionError)
     expect((error as KafkaJSConnectionError).retriable).toBe(true)

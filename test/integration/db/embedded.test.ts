@@ -120,7 +120,16 @@ describe.sequential('ensureEmbeddedPostgres', () => {
   it('backs resolvePoolConfig for the embedded connection source', async () => {
     const config = {
       connection: { source: 'embedded' },
-      pool: { min: 0, max: 2, idleTimeoutMillis: 1000, maxLifetimeSeconds: 60, connectionTimeoutMillis: 5000, leakTimeMinutes: 15, statementTimeoutMillis: 0, lockTimeoutMillis: 0 },
+      pool: {
+        min: 0,
+        max: 2,
+        idleTimeoutMillis: 1000,
+        maxLifetimeSeconds: 60,
+        connectionTimeoutMillis: 5000,
+        leakTimeMinutes: 15,
+        statementTimeoutMillis: 0,
+        lockTimeoutMillis: 0,
+      },
       embedded: { dataDir, port: 0 },
     } as PgQueueConfig
     const logs: string[] = []
@@ -146,7 +155,9 @@ describe.sequential('ensureEmbeddedPostgres', () => {
       const inside = path.join(closed, 'data')
       mkdirSync(inside)
       chmodSync(closed, 0o700)
-      await expect(ensureEmbeddedPostgres({ dataDir: inside })).rejects.toThrow(/postgres user .* cannot reach the data directory: .*pgq-closed-\w+ \(mode 700\) cannot be entered/)
+      await expect(ensureEmbeddedPostgres({ dataDir: inside })).rejects.toThrow(
+        /postgres user .* cannot reach the data directory: .*pgq-closed-\w+ \(mode 700\) cannot be entered/,
+      )
     } finally {
       rmSync(closed, { recursive: true, force: true })
     }

@@ -85,7 +85,10 @@ describe('CLI exit codes', () => {
       for (const [args, input] of cases) codes[mode].push((await cli(mode, args, input)).code)
     }
     expect(codes.url[0]).toBe(0)
-    expect(codes.url.slice(1, 5).every((c) => c !== 0 && c !== null), `url codes ${codes.url}`).toBe(true)
+    expect(
+      codes.url.slice(1, 5).every((c) => c !== 0 && c !== null),
+      `url codes ${codes.url}`,
+    ).toBe(true)
     expect(codes.embedded).toEqual(codes.url)
   })
 })

@@ -270,9 +270,7 @@ describe('migrate', () => {
         (line) => JSON.parse(line) as { applied?: string[]; error?: string },
       )
       expect(results.filter((r) => r.error)).toEqual([])
-      expect(results.filter((r) => r.applied!.length > 0).map((r) => r.applied)).toEqual([
-        ['V001__base.sql', 'V002__more.sql', 'R__funcs.sql'],
-      ])
+      expect(results.filter((r) => r.applied!.length > 0).map((r) => r.applied)).toEqual([['V001__base.sql', 'V002__more.sql', 'R__funcs.sql']])
       expect(await sideEffects(schema)).toEqual(['V001', 'V002', 'R__funcs'])
     } finally {
       for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill()

@@ -14,7 +14,12 @@ describe('dead-lettering an urgent message', () => {
     const producer = await t.producer()
     const normal = ['n0', 'n1', 'n2'].map((value) => ({ value, partition: 0 }))
     await producer.send({ topic, messages: [...normal, { value: 'poison', partition: 0, priority: 2 }, { value: 'n3', partition: 0 }] as never[] })
-    const dl = deadLetter(t.kafka as never, { groupId, topic: `${topic}.dlq`, maxAttempts: 2, backoff: { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 } })
+    const dl = deadLetter(t.kafka as never, {
+      groupId,
+      topic: `${topic}.dlq`,
+      maxAttempts: 2,
+      backoff: { initialMs: 20, maxMs: 50, factor: 2, jitter: 0 },
+    })
     await dl.connect()
     const handled: string[] = []
     let all!: () => void
@@ -52,8 +57,16 @@ describe('dead-lettering an urgent message', () => {
     const topic = await t.createTopic(1)
     const groupId = uniqueName('g')
     const producer = await t.producer()
-    await producer.send({ topic, messages: [...['n0', 'n1', 'n2'].map((value) => ({ value, partition: 0 })), { value: 'poison', partition: 0, priority: 2 }] as never[] })
-    const dl = deadLetter(t.kafka as never, { groupId, topic: `${topic}.dlq`, maxAttempts: 2, backoff: { initialMs: 60_000, maxMs: 60_000, factor: 1, jitter: 0 } })
+    await producer.send({
+      topic,
+      messages: [...['n0', 'n1', 'n2'].map((value) => ({ value, partition: 0 })), { value: 'poison', partition: 0, priority: 2 }] as never[],
+    })
+    const dl = deadLetter(t.kafka as never, {
+      groupId,
+      topic: `${topic}.dlq`,
+      maxAttempts: 2,
+      backoff: { initialMs: 60_000, maxMs: 60_000, factor: 1, jitter: 0 },
+    })
     await dl.connect()
     const handled: string[] = []
     let failedOnce!: () => void

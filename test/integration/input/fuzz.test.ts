@@ -34,14 +34,22 @@ const storable = fc.string({ unit: 'grapheme', maxLength: 12 })
 const bytes = fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a))
 const stringOrBytes = fc.oneof(storable, bytes, fc.string({ unit: 'binary', maxLength: 12 }))
 const junk = fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.object({ maxDepth: 1 }), fc.constant(Symbol.for('x')), fc.constant([1]))
-const header = fc.oneof({ weight: 4, arbitrary: stringOrBytes }, { weight: 1, arbitrary: fc.array(stringOrBytes, { maxLength: 3 }) }, {
-  weight: 1,
-  arbitrary: fc.oneof(fc.constant(null), fc.constant(undefined), junk),
-})
+const header = fc.oneof(
+  { weight: 4, arbitrary: stringOrBytes },
+  { weight: 1, arbitrary: fc.array(stringOrBytes, { maxLength: 3 }) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(fc.constant(null), fc.constant(undefined), junk),
+  },
+)
 const valid = fc.record(
   {
     key: fc.oneof({ weight: 5, arbitrary: stringOrBytes }, { weight: 1, arbitrary: fc.constant(null) }),
-    value: fc.oneof({ weight: 8, arbitrary: stringOrBytes }, { weight: 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.string({ minLength: 400, maxLength: 600 }) }),
+    value: fc.oneof(
+      { weight: 8, arbitrary: stringOrBytes },
+      { weight: 1, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.string({ minLength: 400, maxLength: 600 }) },
+    ),
     headers: fc.dictionary(storable, header, { maxKeys: 3 }),
     partition: fc.integer({ min: 0, max: PARTITIONS - 1 }),
     priority: fc.integer({ min: 0, max: 9 }),

@@ -39,9 +39,7 @@ describe('schema and table prefix', () => {
     ['tablePrefix', 'p"'],
     ['tablePrefix', 'p'.repeat(41)],
   ])('%s %j is refused by the constructor, naming the option; no schema is created', async (option, value) => {
-    expect(() => new Kafka({ logLevel: logLevel.NOTHING, pgqueue: { ...t.db.options, [option]: value } })).toThrow(
-      new RegExp(`options\\.${option}`),
-    )
+    expect(() => new Kafka({ logLevel: logLevel.NOTHING, pgqueue: { ...t.db.options, [option]: value } })).toThrow(new RegExp(`options\\.${option}`))
     // (text parameters cannot carry NUL: look for the name without it)
     const { rowCount } = await t.db.pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [value.toLowerCase().replace(/\0/g, '')])
     expect(rowCount).toBe(0)
@@ -59,7 +57,10 @@ describe('group ids', () => {
     await consumer.run({ eachMessage: async ({ message }) => got.resolve(message.value!.toString()) })
     expect(await got.promise).toBe('hello')
     await waitFor(async () => {
-      const { rows } = await t.db.pool.query(`SELECT offset_value::int AS o FROM "${t.db.schema}".metadata_queue_consumer_offset WHERE consumer_group = $1`, [groupId])
+      const { rows } = await t.db.pool.query(
+        `SELECT offset_value::int AS o FROM "${t.db.schema}".metadata_queue_consumer_offset WHERE consumer_group = $1`,
+        [groupId],
+      )
       return rows.some((r) => r.o === 1)
     })
     await consumer.disconnect()
@@ -111,7 +112,10 @@ describe('transactional ids', () => {
     const txn = await producer.transaction()
     await txn.send({ topic, messages: [{ value: 'in txn' }] })
     await txn.commit()
-    const { rows } = await t.db.pool.query(`SELECT transactional_id FROM "${t.db.schema}".metadata_queue_transactional_producer WHERE transactional_id = $1`, [transactionalId])
+    const { rows } = await t.db.pool.query(
+      `SELECT transactional_id FROM "${t.db.schema}".metadata_queue_transactional_producer WHERE transactional_id = $1`,
+      [transactionalId],
+    )
     expect(rows).toHaveLength(1)
     await tablesIntact()
   })
@@ -173,13 +177,13 @@ describe('header names and values', () => {
     const topic = uniqueName('hdr')
     const producer = await t.producer()
     const headers = { 'x"; DROP TABLE y; --': "'); DROP TABLE y; --", 'ünï-日本': Buffer.from([0, 1, 255]), "'": ['a', 'b'] }
-    await producer.send({ topic, messages: [{ key: "k'\"", value: 'v', headers, partition: 0 }] })
+    await producer.send({ topic, messages: [{ key: 'k\'"', value: 'v', headers, partition: 0 }] })
     const consumer = await t.consumer()
     await consumer.subscribe({ topic, fromBeginning: true })
     const got = deferred<Record<string, unknown>>()
     await consumer.run({ eachMessage: async ({ message }) => got.resolve({ key: message.key, headers: message.headers }) })
     const m = await got.promise
-    expect(m.key).toEqual(Buffer.from("k'\""))
+    expect(m.key).toEqual(Buffer.from('k\'"'))
     expect(m.headers).toEqual({
       'x"; DROP TABLE y; --': Buffer.from("'); DROP TABLE y; --"),
       'ünï-日本': Buffer.from([0, 1, 255]),

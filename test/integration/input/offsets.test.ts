@@ -32,7 +32,9 @@ beforeAll(async () => {
   consumer = await t.consumer({ groupId: group })
   await consumer.subscribe({ topic, fromBeginning: true })
   await consumer.run({ eachMessage: async ({ message }) => void received.push(message.value!.toString()) })
-  await waitFor(async () => received.length === 5 && (await committed(group)).some((r) => r.partition_id === 0 && r.offset_value === '5'), { timeout: 15_000 })
+  await waitFor(async () => received.length === 5 && (await committed(group)).some((r) => r.partition_id === 0 && r.offset_value === '5'), {
+    timeout: 15_000,
+  })
 })
 
 const BAD_OFFSETS: unknown[] = [Number.NaN, 'NaN', 'abc', '', '1.5', 1.5, '1e3', null, undefined, {}, [], true, '-3', -3]
@@ -100,12 +102,21 @@ describe('admin.setOffsets', () => {
     const admin = t.kafka.admin()
     await admin.connect()
     const before = await committed(idleGroup)
-    await expect(admin.setOffsets({ groupId: idleGroup, topic, partitions: [{ partition: 0, offset: '99999999999999999999' }] })).rejects.toBeInstanceOf(KafkaJSError)
+    await expect(
+      admin.setOffsets({ groupId: idleGroup, topic, partitions: [{ partition: 0, offset: '99999999999999999999' }] }),
+    ).rejects.toBeInstanceOf(KafkaJSError)
     await expect(admin.setOffsets({ groupId: idleGroup, topic, partitions: [{ partition: -1, offset: '1' }] })).rejects.toBeInstanceOf(KafkaJSError)
     await expect(admin.setOffsets({ groupId: idleGroup, topic, partitions: [] })).rejects.toBeInstanceOf(KafkaJSError)
     // one bad entry among good ones: nothing of the call is written
     await expect(
-      admin.setOffsets({ groupId: idleGroup, topic, partitions: [{ partition: 1, offset: '0' }, { partition: 0, offset: 'x' }] }),
+      admin.setOffsets({
+        groupId: idleGroup,
+        topic,
+        partitions: [
+          { partition: 1, offset: '0' },
+          { partition: 0, offset: 'x' },
+        ],
+      }),
     ).rejects.toBeInstanceOf(KafkaJSError)
     expect(await committed(idleGroup)).toEqual(before)
     await admin.disconnect()

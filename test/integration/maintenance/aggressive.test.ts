@@ -19,10 +19,11 @@ async function register(group: string, topicId: string, heartbeatAgeSeconds = 0)
 }
 
 async function commit(group: string, topicId: string, offset: number) {
-  await m.sql(
-    `INSERT INTO ${m.tables.consumerOffset} (consumer_group, topic_id, partition_id, offset_value) VALUES ($1, $2, 0, $3)`,
-    [group, topicId, offset],
-  )
+  await m.sql(`INSERT INTO ${m.tables.consumerOffset} (consumer_group, topic_id, partition_id, offset_value) VALUES ($1, $2, 0, $3)`, [
+    group,
+    topicId,
+    offset,
+  ])
 }
 
 describe('aggressive retention', () => {
@@ -41,7 +42,11 @@ describe('aggressive retention', () => {
 
   it('uses the lowest offset over every registered group', async () => {
     const topic = await aggressiveTopic()
-    for (const [group, offset] of [['a', 9], ['b', 3], ['c', 10]] as const) {
+    for (const [group, offset] of [
+      ['a', 9],
+      ['b', 3],
+      ['c', 10],
+    ] as const) {
       await register(group, topic.id)
       await commit(group, topic.id, offset)
     }

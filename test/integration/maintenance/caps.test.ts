@@ -28,7 +28,10 @@ const RUNNERS: Record<string, Runner> = {
   'apply_retention()': async (m) => withNotices(m, (c) => c.query(`SELECT ${m.fn('apply_retention')}()`)),
 }
 
-async function withNotices(m: MaintenanceFixture, fn: (c: Awaited<ReturnType<MaintenanceFixture['db']['connect']>>) => Promise<unknown>): Promise<Outcome> {
+async function withNotices(
+  m: MaintenanceFixture,
+  fn: (c: Awaited<ReturnType<MaintenanceFixture['db']['connect']>>) => Promise<unknown>,
+): Promise<Outcome> {
   const client = await m.db.connect()
   const failures: string[] = []
   client.on('notice', (n) => {
@@ -49,7 +52,7 @@ for (const [runnerName, runOnce] of Object.entries(RUNNERS)) {
       return new Map(seeded.map((s) => [s.name, s.id]))
     }
 
-    it('on DataHub\'s seeded catalogue: topics under, at and over every cap end exactly at their cap', async () => {
+    it("on DataHub's seeded catalogue: topics under, at and over every cap end exactly at their cap", async () => {
       const ids = await seedDataHub()
       const history = ids.get(DATAHUB_TOPICS.dataHubUpgradeHistory)! // cap 10, keep forever
       const failed = ids.get(DATAHUB_TOPICS.failedMetadataChangeProposal)! // cap 100
@@ -79,7 +82,10 @@ for (const [runnerName, runOnce] of Object.entries(RUNNERS)) {
       expect(await m.seqs(failed)).toEqual(Array.from({ length: 100 }, (_, i) => 51 + i))
       expect(await m.seqs(rowsAt.id)).toHaveLength(20)
       // the 6 oldest across both partitions go: rows 1..6 alternate 0,1,0,1,0,1
-      expect([await m.seqs(rowsOver.id, 0), await m.seqs(rowsOver.id, 1)]).toEqual([[4, 5], [4, 5]])
+      expect([await m.seqs(rowsOver.id, 0), await m.seqs(rowsOver.id, 1)]).toEqual([
+        [4, 5],
+        [4, 5],
+      ])
       expect(await m.seqs(bytesUnder.id)).toEqual([1, 2, 3, 4, 5])
       expect(await m.seqs(bytesAt.id)).toEqual([1, 2, 3, 4, 5])
       expect(await m.seqs(bytesOver.id)).toEqual([3, 4, 5])
@@ -125,4 +131,3 @@ for (const [runnerName, runOnce] of Object.entries(RUNNERS)) {
     })
   })
 }
-

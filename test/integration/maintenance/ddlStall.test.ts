@@ -52,8 +52,10 @@ describe('partition DDL beside a long reader transaction', () => {
         report = await m.run()
       })
       await during.side
-      console.log(`[ddl-stall] sends in ${WINDOW_MS} ms: baseline ${baseline.sent}, during maintenance ${during.sent}; ` +
-        `received ${baseline.received} / ${during.received}`)
+      console.log(
+        `[ddl-stall] sends in ${WINDOW_MS} ms: baseline ${baseline.sent}, during maintenance ${during.sent}; ` +
+          `received ${baseline.received} / ${during.received}`,
+      )
       expect(during.sent).toBeGreaterThan(baseline.sent / 2)
       expect(during.received).toBeGreaterThan(baseline.received / 2)
     } finally {

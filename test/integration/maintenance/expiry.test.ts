@@ -14,10 +14,9 @@ async function register(group: string, topicId: string, silentSeconds: number) {
 }
 
 async function registrations(topicId: string): Promise<string[]> {
-  const rows = await m.sql<{ g: string }>(
-    `SELECT consumer_group AS g FROM ${m.tables.consumerRegistration} WHERE topic_id = $1 ORDER BY 1`,
-    [topicId],
-  )
+  const rows = await m.sql<{ g: string }>(`SELECT consumer_group AS g FROM ${m.tables.consumerRegistration} WHERE topic_id = $1 ORDER BY 1`, [
+    topicId,
+  ])
   return rows.map((r) => r.g)
 }
 
@@ -46,9 +45,7 @@ describe('expiry', () => {
     const members = await m.sql<{ member_id: string }>(`SELECT member_id FROM ${m.tables.groupMember} ORDER BY 1`)
     expect(members).toEqual([{ member_id: 'm-new' }])
     const logged = m.lines.filter((l) => l.message === 'Expired consumer registration')
-    expect(logged).toEqual([
-      expect.objectContaining({ level: 'INFO', extra: expect.objectContaining({ groupId: 'stale', topic: topic.name }) }),
-    ])
+    expect(logged).toEqual([expect.objectContaining({ level: 'INFO', extra: expect.objectContaining({ groupId: 'stale', topic: topic.name }) })])
   })
 
   it('expires nothing when the expiry is 0', async () => {

@@ -56,17 +56,18 @@ export function useMaintenanceFixture(label: string, options: PgQueueOptions = {
   const lines: CapturedLine[] = []
   const logger = createLogger({
     level: logLevel.DEBUG,
-    logCreator: () => ({ label, log }) => {
-      const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp: string; logger: string }
-      lines.push({ level: label, message, extra })
-    },
+    logCreator:
+      () =>
+      ({ label, log }) => {
+        const { message, timestamp: _ts, logger: _l, ...extra } = log as { message: string; timestamp: string; logger: string }
+        lines.push({ level: label, message, extra })
+      },
   })
   // the first client migrates the schema and premakes partitions
   beforeAll(async () => {
     await t.producer()
   })
-  const sql = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
-    (await t.db.pool.query<R>(text, values)).rows
+  const sql = async <R extends Record<string, unknown>>(text: string, values: unknown[] = []) => (await t.db.pool.query<R>(text, values)).rows
   const fn = (name: string) => `"${tables.schema}"."${tables.prefix}_${name}"`
 
   return {
@@ -79,15 +80,17 @@ export function useMaintenanceFixture(label: string, options: PgQueueOptions = {
     fn,
     async retentionTopic(policy = {}) {
       const name = uniqueName('topic')
-      await insertTopics(t.db.pool, tables, [{
-        name,
-        partitionCount: policy.partitions ?? 1,
-        retentionMaxAgeSeconds: policy.retentionSeconds ?? 0,
-        maxRowsPerTopic: policy.maxRows ?? 0,
-        maxTotalPayloadBytes: policy.maxBytes ?? 0,
-        aggressiveRetention: policy.aggressive ?? false,
-        config: {},
-      }])
+      await insertTopics(t.db.pool, tables, [
+        {
+          name,
+          partitionCount: policy.partitions ?? 1,
+          retentionMaxAgeSeconds: policy.retentionSeconds ?? 0,
+          maxRowsPerTopic: policy.maxRows ?? 0,
+          maxTotalPayloadBytes: policy.maxBytes ?? 0,
+          aggressiveRetention: policy.aggressive ?? false,
+          config: {},
+        },
+      ])
       const [row] = await findTopics(t.db.pool, tables, [name])
       return { id: row.id, name }
     },

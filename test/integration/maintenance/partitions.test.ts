@@ -54,7 +54,7 @@ describe('partition drops', () => {
     expect(await m.seqs(old.id)).toEqual([4, 5])
   })
 
-  it('keeps an expired partition that holds a quiet log\'s newest row; the log goes on from it', async () => {
+  it("keeps an expired partition that holds a quiet log's newest row; the log goes on from it", async () => {
     const quiet = await m.retentionTopic({ retentionSeconds: DAY })
     await m.insertRows(quiet.id, 0, 3, { ageSeconds: 6 * DAY })
     const name = await partitionOf(quiet.id)

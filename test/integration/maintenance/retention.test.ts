@@ -94,10 +94,9 @@ describe('byte cap', () => {
 
     expect(report.byTopic[topic.name].byteCap).toBe(1)
     expect(await m.seqs(topic.id)).toEqual([2, 3])
-    const [{ total }] = await m.sql<{ total: string }>(
-      `SELECT sum(payload_bytes)::text AS total FROM ${m.tables.message} WHERE topic_id = $1`,
-      [topic.id],
-    )
+    const [{ total }] = await m.sql<{ total: string }>(`SELECT sum(payload_bytes)::text AS total FROM ${m.tables.message} WHERE topic_id = $1`, [
+      topic.id,
+    ])
     expect(total).toBe('200')
   })
 })

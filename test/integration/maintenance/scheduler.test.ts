@@ -125,9 +125,7 @@ describe('pg_cron job settings', () => {
     expect(cronSchedule(3600)).toBe('0 */1 * * *')
     expect(cronSchedule(6 * 3600)).toBe('0 */6 * * *')
     expect(cronSchedule(2 * 86_400)).toBe('0 0 */2 * *')
-    expect(cronJobName('Data-Hub', tablesFor('queue', 'metadata_queue'))).toBe(
-      'kafkajs_pgqueue_maintenance__data_hub__queue__metadata_queue',
-    )
+    expect(cronJobName('Data-Hub', tablesFor('queue', 'metadata_queue'))).toBe('kafkajs_pgqueue_maintenance__data_hub__queue__metadata_queue')
     expect(cronJobName('d'.repeat(80), tablesFor('queue', 'metadata_queue'))).toMatch(/^kafkajs_pgqueue_maintenance__h[0-9a-f]{12}$/)
   })
 })

@@ -51,9 +51,7 @@ describe('sequence survival', () => {
     const admin = m.kafka.admin()
     await admin.connect()
     try {
-      expect(await admin.fetchTopicOffsets(topic.name)).toEqual([
-        expect.objectContaining({ partition: 0, high: '11', low: '10' }),
-      ])
+      expect(await admin.fetchTopicOffsets(topic.name)).toEqual([expect.objectContaining({ partition: 0, high: '11', low: '10' })])
     } finally {
       await admin.disconnect()
     }

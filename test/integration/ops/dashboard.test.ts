@@ -74,7 +74,11 @@ beforeAll(async () => {
   attachConsumerMetrics(fragile, metrics)
   fragile.on(fragile.events.CRASH, () => crashed.resolve())
   await fragile.subscribe({ topic, fromBeginning: true })
-  await fragile.run({ eachMessage: async () => { throw new Error('handler bug') } })
+  await fragile.run({
+    eachMessage: async () => {
+      throw new Error('handler bug')
+    },
+  })
   await crashed.promise
 
   metrics.recordMaintenance(await runMaintenance(contextOf(t.kafka)!))
@@ -98,7 +102,10 @@ describe('Grafana dashboard against the scraped /metrics', () => {
           const series = scraped.filter((s) => s.name === metric && matchers.every((m) => satisfies(s.labels[m.label], m)))
           expect(series.length, `${panel.title}: no scraped series ${metric}${JSON.stringify(matchers)}`).toBeGreaterThan(0)
           for (const label of used) {
-            expect(series.some((s) => label in s.labels), `${panel.title}: ${metric} has no label ${label} (${expr})`).toBe(true)
+            expect(
+              series.some((s) => label in s.labels),
+              `${panel.title}: ${metric} has no label ${label} (${expr})`,
+            ).toBe(true)
           }
         }
       }

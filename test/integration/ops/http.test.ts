@@ -86,13 +86,31 @@ describe('ops HTTP API', () => {
   it('GET /consumer/lag answers with DataHub’s envelope, partitions only when detailed', async () => {
     const topic = await newTopic()
     const groupId = uniqueName('g')
-    await (await t.producer()).send({ topic, messages: [{ partition: 0, value: '1' }, { partition: 0, value: '2' }] })
-    await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: '1' }, { partition: 1, offset: '0' }] })
+    await (
+      await t.producer()
+    ).send({
+      topic,
+      messages: [
+        { partition: 0, value: '1' },
+        { partition: 0, value: '2' },
+      ],
+    })
+    await admin.setOffsets({
+      groupId,
+      topic,
+      partitions: [
+        { partition: 0, offset: '1' },
+        { partition: 1, offset: '0' },
+      ],
+    })
 
     const plain = await call('GET', `${base}/consumer/lag?group=${groupId}`)
     expect(plain).toEqual({
       status: 200,
-      json: { transport: 'pgqueue', consumerGroups: { [groupId]: { [topic]: { metrics: { totalLag: 1, maxLag: 1, partitions: 2, stuckAhead: 0 } } } } },
+      json: {
+        transport: 'pgqueue',
+        consumerGroups: { [groupId]: { [topic]: { metrics: { totalLag: 1, maxLag: 1, partitions: 2, stuckAhead: 0 } } } },
+      },
     })
     const detailed = await call('GET', `${base}/consumer/lag?group=${groupId}&topic=${topic}&detailed=true`)
     expect(detailed.json.consumerGroups[groupId][topic].partitions).toEqual({
@@ -124,7 +142,10 @@ describe('ops HTTP API', () => {
 
   it('PUT, GET and DELETE /consumers manage registrations', async () => {
     const topic = await newTopic(1)
-    expect(await call('PUT', `${base}/consumers`, { consumerGroup: 'ops-group', topicName: topic })).toEqual({ status: 200, json: { registered: true } })
+    expect(await call('PUT', `${base}/consumers`, { consumerGroup: 'ops-group', topicName: topic })).toEqual({
+      status: 200,
+      json: { registered: true },
+    })
     const list = await call('GET', `${base}/consumers?topicName=${topic}`)
     expect(list.status).toBe(200)
     expect(list.json).toEqual([

@@ -14,7 +14,10 @@ describe('consumer hooks', () => {
     await admin.disconnect()
     const producer = await t.producer()
     // priority 1 is band 0, priority 8 band 2 (default bands); the producer's timestamp is not the enqueue time
-    const messages = [{ value: 'a', priority: 1, timestamp: '1000' }, { value: 'b', priority: 8 }] as never[]
+    const messages = [
+      { value: 'a', priority: 1, timestamp: '1000' },
+      { value: 'b', priority: 8 },
+    ] as never[]
     await producer.send({ topic, messages })
     // not a synchronisation: the time the rows spend in the queue, which the metric must show
     await new Promise((r) => setTimeout(r, 50))

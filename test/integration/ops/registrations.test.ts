@@ -38,7 +38,12 @@ describe('registrations', () => {
       expect(r.lastHeartbeatAt).toBeGreaterThanOrEqual(r.registeredAt)
     }
     const all = await listRegistrations(ctx)
-    expect(all.filter((r) => r.consumerGroup === 'a-group').map((r) => r.topicName).sort()).toEqual([topic, other].sort())
+    expect(
+      all
+        .filter((r) => r.consumerGroup === 'a-group')
+        .map((r) => r.topicName)
+        .sort(),
+    ).toEqual([topic, other].sort())
 
     expect(await unregisterConsumer(ctx, { group: 'a-group', topic })).toEqual({ deleted: true })
     expect(await unregisterConsumer(ctx, { group: 'a-group', topic })).toEqual({ deleted: false })

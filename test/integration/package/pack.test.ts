@@ -33,9 +33,18 @@ describe('npm package', () => {
     for (const required of ['dist/index.js', 'dist/index.mjs', 'dist/index.d.ts', 'dist/index.d.mts', 'package.json', 'LICENSE', 'README.md']) {
       expect(packed.files, `tarball lacks ${required}`).toContain(required)
     }
-    expect(packed.files.some((p) => p.startsWith('migrations/')), 'tarball lacks migrations/').toBe(true)
-    expect(packed.files.some((p) => p.startsWith('docs/') && p.endsWith('.md')), 'tarball lacks docs/').toBe(true)
-    expect(packed.files.some((p) => p.startsWith('src/') || p.startsWith('test/')), 'tarball ships sources/tests').toBe(false)
+    expect(
+      packed.files.some((p) => p.startsWith('migrations/')),
+      'tarball lacks migrations/',
+    ).toBe(true)
+    expect(
+      packed.files.some((p) => p.startsWith('docs/') && p.endsWith('.md')),
+      'tarball lacks docs/',
+    ).toBe(true)
+    expect(
+      packed.files.some((p) => p.startsWith('src/') || p.startsWith('test/')),
+      'tarball ships sources/tests',
+    ).toBe(false)
     // a map pointing at ../src, which is not shipped, only misleads debuggers
     expect(packed.files.filter((p) => p.endsWith('.map'))).toEqual([])
   })
@@ -55,7 +64,10 @@ describe('npm package', () => {
     // metrics, Avro and tracing load on first use, not with the package (scripts/measure-require.mjs for the time)
     const lazy = run(
       'node',
-      ['-e', "require('kafkajs-pgqueue'); const loaded = Object.keys(require.cache).filter((k) => /node_modules[\\/](prom-client|avsc|@opentelemetry)[\\/]/.test(k)); if (loaded.length) { console.error(loaded); process.exit(2) }"],
+      [
+        '-e',
+        "require('kafkajs-pgqueue'); const loaded = Object.keys(require.cache).filter((k) => /node_modules[\\/](prom-client|avsc|@opentelemetry)[\\/]/.test(k)); if (loaded.length) { console.error(loaded); process.exit(2) }",
+      ],
       app,
     )
     expect(lazy.ok, lazy.output).toBe(true)

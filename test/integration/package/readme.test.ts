@@ -24,7 +24,13 @@ describe('README snippets', () => {
     // .mts: the snippets use top-level await, as an ES module app would
     const file = path.join(scratch, `snippet-${n}.mts`)
     fs.writeFileSync(file, code)
-    const env = { ...process.env, DATAHUB_MESSAGING_TRANSPORT: 'pgqueue', DATABASE_URL: db.connectionString, DATAHUB_PGQUEUE_SCHEMA: db.schema, DATAHUB_PGQUEUE_ENABLED: 'true' }
+    const env = {
+      ...process.env,
+      DATAHUB_MESSAGING_TRANSPORT: 'pgqueue',
+      DATABASE_URL: db.connectionString,
+      DATAHUB_PGQUEUE_SCHEMA: db.schema,
+      DATAHUB_PGQUEUE_ENABLED: 'true',
+    }
     const { stderr } = await run(process.execPath, ['--import', 'tsx', file], { cwd: root, env, timeout: 60_000 })
     expect(stderr).not.toMatch(/Error/)
   })

@@ -12,7 +12,10 @@ export interface Packed {
 
 export function run(cmd: string, args: string[], cwd: string, timeout = 300_000) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NODE_ENV: 'production' } })
-  return { ok: r.status === 0, output: `$ ${cmd} ${args.join(' ')} (exit ${r.status})\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error.message}` : ''}` }
+  return {
+    ok: r.status === 0,
+    output: `$ ${cmd} ${args.join(' ')} (exit ${r.status})\n${r.stdout}\n${r.stderr}${r.error ? `\n${r.error.message}` : ''}`,
+  }
 }
 
 export function packTarball(into: string): Packed {

@@ -122,7 +122,10 @@ describe('schemas by id', () => {
     expect((await f.api('GET', `/schemas/ids/${id}/schema`)).body).toEqual(JSON.parse(record('ById')))
     expect((await f.api('GET', `/schemas/ids/${id}/subjects`)).body).toEqual([a, b].sort())
     expect((await f.api('GET', `/schemas/ids/${id}/versions`)).body).toEqual(
-      [{ subject: a, version: 1 }, { subject: b, version: 1 }].sort((x, y) => (x.subject < y.subject ? -1 : 1)),
+      [
+        { subject: a, version: 1 },
+        { subject: b, version: 1 },
+      ].sort((x, y) => (x.subject < y.subject ? -1 : 1)),
     )
     for (const bad of ['999999', 'abc']) {
       expect(await f.api('GET', `/schemas/ids/${bad}`)).toMatchObject({ status: 404, body: { error_code: 40403 } })

@@ -77,12 +77,40 @@ describe('compatibility levels', () => {
     // version 1 reads a:int; the candidate writes a:long, which version 1 cannot read (version 2 has a:long)
     const forward = await subjectAt('NONE', BASE, A_LONG)
     await f.api('PUT', `/config/${forward}`, { compatibility: 'FORWARD_TRANSITIVE' })
-    expectRefused(await register(forward, schema([{ name: 'a', type: 'long' }, { name: 'z', type: 'int', default: 0 }])), forward)
+    expectRefused(
+      await register(
+        forward,
+        schema([
+          { name: 'a', type: 'long' },
+          { name: 'z', type: 'int', default: 0 },
+        ]),
+      ),
+      forward,
+    )
     const full = await subjectAt('NONE', BASE, A_LONG)
     await f.api('PUT', `/config/${full}`, { compatibility: 'FULL_TRANSITIVE' })
-    expectRefused(await register(full, schema([{ name: 'a', type: 'long' }, { name: 'z', type: 'int', default: 0 }])), full)
+    expectRefused(
+      await register(
+        full,
+        schema([
+          { name: 'a', type: 'long' },
+          { name: 'z', type: 'int', default: 0 },
+        ]),
+      ),
+      full,
+    )
     await f.api('PUT', `/config/${full}`, { compatibility: 'FULL' })
-    expect((await register(full, schema([{ name: 'a', type: 'long' }, { name: 'z', type: 'int', default: 0 }]))).status).toBe(200)
+    expect(
+      (
+        await register(
+          full,
+          schema([
+            { name: 'a', type: 'long' },
+            { name: 'z', type: 'int', default: 0 },
+          ]),
+        )
+      ).status,
+    ).toBe(200)
   })
 
   it('the global level applies to subjects without their own', async () => {

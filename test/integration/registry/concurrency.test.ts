@@ -31,10 +31,9 @@ afterAll(async () => {
 
 async function versionRows(subjectPrefix: string): Promise<Array<{ subject: string; version: number; schema_id: number }>> {
   const r = registryTables(first.tables)
-  const res = await t.db.pool.query(
-    `SELECT subject, version, schema_id FROM ${r.version} WHERE starts_with(subject, $1) ORDER BY subject, version`,
-    [subjectPrefix],
-  )
+  const res = await t.db.pool.query(`SELECT subject, version, schema_id FROM ${r.version} WHERE starts_with(subject, $1) ORDER BY subject, version`, [
+    subjectPrefix,
+  ])
   return res.rows
 }
 

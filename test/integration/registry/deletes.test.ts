@@ -6,7 +6,10 @@ import { record, useRegistry } from './helpers.js'
 const f = useRegistry('reg_deletes')
 const V1 = record('Del')
 const V2 = record('Del', [{ name: 'b', type: 'int', default: 0 }])
-const V3 = record('Del', [{ name: 'b', type: 'int', default: 0 }, { name: 'c', type: 'int', default: 0 }])
+const V3 = record('Del', [
+  { name: 'b', type: 'int', default: 0 },
+  { name: 'c', type: 'int', default: 0 },
+])
 
 async function subjectWith(...schemas: string[]): Promise<{ s: string; ids: number[] }> {
   const s = uniqueName('del')

@@ -5,8 +5,7 @@ import { uniqueName } from '../../helpers/kafka.js'
 import { useRegistry } from './helpers.js'
 
 const f = useRegistry('reg_id_stability')
-const address = (fields: Array<{ name: string; type: string }>) =>
-  JSON.stringify({ type: 'record', name: 'Address', namespace: 'geo', fields })
+const address = (fields: Array<{ name: string; type: string }>) => JSON.stringify({ type: 'record', name: 'Address', namespace: 'geo', fields })
 const person = JSON.stringify({ type: 'record', name: 'Person', namespace: 'geo', fields: [{ name: 'home', type: 'geo.Address' }] })
 
 describe('schema ids keep their meaning', () => {

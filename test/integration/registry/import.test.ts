@@ -32,7 +32,12 @@ describe('registry IMPORT mode', () => {
       expect((await f.api('PUT', '/mode', { mode: 'READWRITE' })).body).toEqual({ mode: 'READWRITE' })
     }
     // back in READWRITE: ids are drawn above the imported ones, versions continue after the highest
-    const next = await post(s, { schema: record('I', [{ name: 'b', type: 'int', default: 0 }, { name: 'c', type: 'int', default: 0 }]) })
+    const next = await post(s, {
+      schema: record('I', [
+        { name: 'b', type: 'int', default: 0 },
+        { name: 'c', type: 'int', default: 0 },
+      ]),
+    })
     expect(next.status).toBe(200)
     expect(next.body.id).toBeGreaterThan(701)
     expect((await f.api('GET', `/subjects/${s}/versions/latest`)).body.version).toBe(5)

@@ -124,7 +124,9 @@ describe('SECURITY DEFINER functions', () => {
     )
     const outcome = await attackOutcome(r, logins.reader)
     const after = await t.db.pool.query(`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = $1::regclass`, [T('message')])
-    console.log(`definer: reader attack error=${err ?? 'none'} outcome ${JSON.stringify(outcome)} real partitions ${before.rows[0].n} -> ${after.rows[0].n}`)
+    console.log(
+      `definer: reader attack error=${err ?? 'none'} outcome ${JSON.stringify(outcome)} real partitions ${before.rows[0].n} -> ${after.rows[0].n}`,
+    )
     expect(err).toBeUndefined()
     expect(outcome).toEqual({ ran_as: null, secret: null, deleteMessages: false, deleteOffsets: false })
     // the partitions went to the real message table, none to the reader's temp one
@@ -135,7 +137,8 @@ describe('SECURITY DEFINER functions', () => {
 
   it('the reader may not call the definer functions that allocate sequence numbers (a burnt seq is a gap that stalls consumers)', async () => {
     const r = await sqlAs(logins.reader)
-    const ledger = async () => (await t.db.pool.query(`SELECT next_seq::text AS n FROM ${T('partition_seq')} WHERE topic_id = $1 AND partition_id = 0`, [topicId])).rows[0].n
+    const ledger = async () =>
+      (await t.db.pool.query(`SELECT next_seq::text AS n FROM ${T('partition_seq')} WHERE topic_id = $1 AND partition_id = 0`, [topicId])).rows[0].n
     const before = await ledger()
     const { rows } = await t.db.pool.query(
       `SELECT p.proname AS name FROM pg_proc p WHERE p.pronamespace = $1::regnamespace AND p.prosecdef
@@ -145,10 +148,16 @@ describe('SECURITY DEFINER functions', () => {
     console.log(`definer: definer functions the reader may call: ${rows.map((x) => x.name).join(', ')}`)
     expect(rows.map((x) => x.name)).toEqual([`${PREFIX}_ensure_partitions`])
     for (const fn of ['allocate_seq', 'defer_partition']) {
-      const exists = await t.db.pool.query('SELECT 1 FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname = $2', [t.db.schema, `${PREFIX}_${fn}`])
+      const exists = await t.db.pool.query('SELECT 1 FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname = $2', [
+        t.db.schema,
+        `${PREFIX}_${fn}`,
+      ])
       if (!exists.rowCount) continue
       const args = fn === 'allocate_seq' ? '$1, 0, 1000' : '$1, 0'
-      const err = await r.query(`SELECT * FROM ${T(fn)}(${args})`, [topicId]).then(() => undefined, (e: { code?: string }) => e.code)
+      const err = await r.query(`SELECT * FROM ${T(fn)}(${args})`, [topicId]).then(
+        () => undefined,
+        (e: { code?: string }) => e.code,
+      )
       expect(err, fn).toBe('42501')
     }
     expect(await ledger()).toBe(before)
@@ -162,19 +171,27 @@ describe('SECURITY DEFINER functions', () => {
        FROM pg_proc p WHERE p.pronamespace = $1::regnamespace AND p.prosecdef ORDER BY 1`,
       [t.db.schema],
     )
-    console.log(`definer: ${rows.length} SECURITY DEFINER functions: ${rows.map((r) => `${r.name} ${JSON.stringify(r.config)} -> ${r.grantees.join(',')}`).join('; ')}`)
+    console.log(
+      `definer: ${rows.length} SECURITY DEFINER functions: ${rows.map((r) => `${r.name} ${JSON.stringify(r.config)} -> ${r.grantees.join(',')}`).join('; ')}`,
+    )
     // ensure_partitions and the deferred-seq trigger at least: the audit is not vacuous
     expect(rows.map((r) => r.name)).toEqual(expect.arrayContaining([`${PREFIX}_ensure_partitions`]))
     expect(rows.length).toBeGreaterThanOrEqual(2)
     for (const fn of rows) {
       const path = (fn.config ?? []).find((c) => c.startsWith('search_path='))
       expect(path, `${fn.name} has no pinned search_path`).toBeDefined()
-      const entries = path!.slice('search_path='.length).split(',').map((s) => s.trim().replace(/^"(.*)"$/, '$1'))
+      const entries = path!
+        .slice('search_path='.length)
+        .split(',')
+        .map((s) => s.trim().replace(/^"(.*)"$/, '$1'))
       expect(entries, fn.name).toEqual(['pg_catalog', t.db.schema, 'pg_temp'])
       expect(fn.owner, fn.name).toBe(roles.admin)
       // trigger functions are never called directly; the others only by the runtime roles
       const allowed = fn.trigger ? [roles.admin] : [roles.admin, roles.reader, roles.writer].sort()
-      expect(fn.grantees.filter((g) => !allowed.includes(g)), `${fn.name} EXECUTE`).toEqual([])
+      expect(
+        fn.grantees.filter((g) => !allowed.includes(g)),
+        `${fn.name} EXECUTE`,
+      ).toEqual([])
       expect(fn.grantees).not.toContain('PUBLIC')
     }
     // and no function of the schema runs as a superuser
@@ -187,7 +204,9 @@ describe('SECURITY DEFINER functions', () => {
 
   it('createRoles takes back what an escalation could have planted: direct grants, default privileges, extra definer functions', async () => {
     const login = logins.writer
-    const partition = (await t.db.pool.query(`SELECT inhrelid::regclass::text AS p FROM pg_inherits WHERE inhparent = $1::regclass LIMIT 1`, [T('message')])).rows[0].p
+    const partition = (
+      await t.db.pool.query(`SELECT inhrelid::regclass::text AS p FROM pg_inherits WHERE inhparent = $1::regclass LIMIT 1`, [T('message')])
+    ).rows[0].p
     const backdoor = `${S()}.backdoor()`
     // what code running as the admin role could leave behind
     const plant = await t.db.connect()
@@ -212,20 +231,47 @@ describe('SECURITY DEFINER functions', () => {
           [login, T('message'), T('consumer_offset'), partition, t.db.schema, backdoor, `"${roles.admin}"`],
         )
       ).rows[0]
-    const planted = { readMessages: true, deleteOffsets: true, readPayload: true, publicPartition: true, createInSchema: true, runBackdoor: true, backdoorDefiner: true, defaultAcls: 2 }
+    const planted = {
+      readMessages: true,
+      deleteOffsets: true,
+      readPayload: true,
+      publicPartition: true,
+      createInSchema: true,
+      runBackdoor: true,
+      backdoorDefiner: true,
+      defaultAcls: 2,
+    }
     expect(await state()).toEqual(planted)
     // keepOtherGrants: the behaviour before this was fixed; the grants to the login survive
     const log: string[] = []
-    await createRoles(t.db.pool, { schema: t.db.schema, prefix: PREFIX, rolePrefix: t.db.schema, keepOtherGrants: true, log: (m) => void log.push(m) })
+    await createRoles(t.db.pool, {
+      schema: t.db.schema,
+      prefix: PREFIX,
+      rolePrefix: t.db.schema,
+      keepOtherGrants: true,
+      log: (m) => void log.push(m),
+    })
     expect(await state()).toMatchObject({ readMessages: true, deleteOffsets: true, publicPartition: true, defaultAcls: 2 })
     await createRoles(t.db.pool, { schema: t.db.schema, prefix: PREFIX, rolePrefix: t.db.schema, log: (m) => void log.push(m) })
     console.log(`definer: createRoles cleanup log:\n  ${log.join('\n  ')}`)
-    expect(await state()).toEqual({ readMessages: false, deleteOffsets: false, readPayload: false, publicPartition: false, createInSchema: false, runBackdoor: false, backdoorDefiner: false, defaultAcls: 0 })
+    expect(await state()).toEqual({
+      readMessages: false,
+      deleteOffsets: false,
+      readPayload: false,
+      publicPartition: false,
+      createInSchema: false,
+      runBackdoor: false,
+      backdoorDefiner: false,
+      defaultAcls: 0,
+    })
     expect(log.join('\n')).toMatch(/backdoor\(\) was SECURITY DEFINER/)
     // and the runtime grants are what they were: the writer still allocates through the pinned definer function
     const w = await sqlAs(login)
     await w.query('BEGIN')
-    await w.query(`INSERT INTO ${T('message')} (topic_id, partition_id, routing_key, enqueue_seq, payload) VALUES ($1, 0, 'k', -nextval('${T('provisional_seq')}'), '\\x02')`, [topicId])
+    await w.query(
+      `INSERT INTO ${T('message')} (topic_id, partition_id, routing_key, enqueue_seq, payload) VALUES ($1, 0, 'k', -nextval('${T('provisional_seq')}'), '\\x02')`,
+      [topicId],
+    )
     await w.query('COMMIT')
   })
 })

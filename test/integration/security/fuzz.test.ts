@@ -48,14 +48,47 @@ const segment = fc.oneof(nasty, fc.constantFrom('g1', 'fz', 'subj', 'subj', '1',
 const path = fc.oneof(
   fc.constantFrom('/health', '/metrics', `${M}/transport`, `${M}/consumer/lag`, `${M}/consumers`, `${M}/consumer/offsets/reset`, '/', '/nowhere'),
   fc.constantFrom('/', '/subjects', '/schemas', '/schemas/types', '/config', '/mode').map((p) => `/schema-registry/api${p}`),
-  fc.tuple(fc.constantFrom('/subjects/', '/config/', '/schemas/ids/', '/compatibility/subjects/'), segment, fc.constantFrom('', '/versions', '/versions/', '/schema', '/subjects'), fc.option(segment))
+  fc
+    .tuple(
+      fc.constantFrom('/subjects/', '/config/', '/schemas/ids/', '/compatibility/subjects/'),
+      segment,
+      fc.constantFrom('', '/versions', '/versions/', '/schema', '/subjects'),
+      fc.option(segment),
+    )
     .map(([a, s, b, v]) => `/schema-registry/api${a}${s}${b}${b.endsWith('/') && v !== null ? v : ''}`),
   fc.array(segment, { maxLength: 4 }).map((ss) => `/${ss.join('/')}`),
 )
-const QUERY_KEYS = ['group', 'topic', 'detailed', 'topicName', 'consumerGroup', 'deleted', 'permanent', 'subjectPrefix', 'offset', 'limit', 'latestOnly', 'verbose', 'defaultToGlobal']
-const query = fc.array(fc.tuple(fc.constantFrom(...QUERY_KEYS), segment), { maxLength: 3 }).map((kv) => (kv.length ? `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}` : ''))
+const QUERY_KEYS = [
+  'group',
+  'topic',
+  'detailed',
+  'topicName',
+  'consumerGroup',
+  'deleted',
+  'permanent',
+  'subjectPrefix',
+  'offset',
+  'limit',
+  'latestOnly',
+  'verbose',
+  'defaultToGlobal',
+]
+const query = fc
+  .array(fc.tuple(fc.constantFrom(...QUERY_KEYS), segment), { maxLength: 3 })
+  .map((kv) => (kv.length ? `?${kv.map(([k, v]) => `${k}=${v}`).join('&')}` : ''))
 const jsonValue = fc.oneof(nasty, fc.integer(), fc.constantFrom(99999999999, -1, 2 ** 53, 1e308, true, false, null), fc.constant(AVRO))
-const BODY_KEYS = ['consumerGroup', 'topicName', 'partitionId', 'onlyStuckAhead', 'allGroups', 'schema', 'schemaType', 'references', 'compatibility', 'consumergroup']
+const BODY_KEYS = [
+  'consumerGroup',
+  'topicName',
+  'partitionId',
+  'onlyStuckAhead',
+  'allGroups',
+  'schema',
+  'schemaType',
+  'references',
+  'compatibility',
+  'consumergroup',
+]
 const body = fc.oneof(
   fc.constant(undefined),
   fc.dictionary(fc.constantFrom(...BODY_KEYS), jsonValue, { maxKeys: 4 }).map((o) => JSON.stringify(o)),
@@ -89,7 +122,14 @@ const probe = fc
     token: fc.constantFrom('right', 'right', 'right', 'wrong', 'none', 'basic'),
     host: fc.constantFrom('ok', 'ok', 'ok', 'ok', 'ok', 'evil.example', 'localhost.evil.example', 'localhost', '127.0.0.1.nip.example'),
     origin: fc.constantFrom(undefined, undefined, undefined, undefined, 'http://evil.example', 'null', 'self'),
-    type: fc.constantFrom('application/json', 'application/json', 'application/vnd.schemaregistry.v1+json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
+    type: fc.constantFrom(
+      'application/json',
+      'application/json',
+      'application/vnd.schemaregistry.v1+json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      undefined,
+    ),
     body,
     topicIn: fc.boolean(),
   })
@@ -170,7 +210,9 @@ describe('HTTP fuzz', () => {
       }),
       { numRuns: RUNS, interruptAfterTimeLimit: 120_000, endOnFailure: true },
     )
-    console.log(`fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`)
+    console.log(
+      `fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
+    )
     // the generator reaches the routes, not only the gate, and valid requests do change data
     expect(statuses.get(200)).toBeGreaterThan(0)
     expect(changed).toBeGreaterThan(0)

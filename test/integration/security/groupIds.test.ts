@@ -22,7 +22,12 @@ describe('group ids', () => {
         ['deleteGroups', () => admin.deleteGroups([groupId])],
       ]
       for (const [name, call] of calls) {
-        const err = await Promise.resolve().then(call).then(() => undefined, (e: unknown) => e)
+        const err = await Promise.resolve()
+          .then(call)
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          )
         expect(err, `${name} ${JSON.stringify(groupId).slice(0, 20)}`).toBeInstanceOf(KafkaJSNonRetriableError)
         refused.push(name)
       }

@@ -33,7 +33,9 @@ async function offsets(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.g, r.v]))
 }
 
-const subjects = async () => (await t.db.pool.query(`SELECT count(*)::int AS n FROM "${t.db.schema}".metadata_queue_schema_subject`).catch(() => ({ rows: [{ n: -1 }] }))).rows[0].n
+const subjects = async () =>
+  (await t.db.pool.query(`SELECT count(*)::int AS n FROM "${t.db.schema}".metadata_queue_schema_subject`).catch(() => ({ rows: [{ n: -1 }] })))
+    .rows[0].n
 
 beforeAll(async () => {
   topic = await t.createTopic(1, 'sec-http')
@@ -111,7 +113,13 @@ describe('the stand-alone schema registry passes the same gate', () => {
         textPlain: await raw(url, 'POST', { headers: { ...auth, 'content-type': 'text/plain' }, body }),
         ok: await raw(url, 'POST', { headers: { ...auth, 'content-type': 'application/vnd.schemaregistry.v1+json' }, body }),
       }
-      expect(Object.fromEntries(Object.entries(probes).map(([k, r]) => [k, r.status]))).toEqual({ anonymous: 401, rebound: 403, crossOrigin: 403, textPlain: 415, ok: 200 })
+      expect(Object.fromEntries(Object.entries(probes).map(([k, r]) => [k, r.status]))).toEqual({
+        anonymous: 401,
+        rebound: 403,
+        crossOrigin: 403,
+        textPlain: 415,
+        ok: 200,
+      })
       expect(probes.anonymous.json).toMatchObject({ error_code: 401 })
     } finally {
       await reg.close()
@@ -133,7 +141,11 @@ describe('browsers: CSRF and DNS rebinding (item 3)', () => {
       crossSite: await raw(url, 'POST', { headers: { 'content-type': 'application/json', 'sec-fetch-site': 'cross-site' }, body }),
       all: await raw(url, 'POST', { headers: { 'content-type': 'text/plain', origin: 'http://evil.example', host: 'rebind.evil.example' }, body }),
     }
-    console.log(`http: csrf probes ${Object.entries(probes).map(([k, r]) => `${k}=${r.status}`).join(' ')}`)
+    console.log(
+      `http: csrf probes ${Object.entries(probes)
+        .map(([k, r]) => `${k}=${r.status}`)
+        .join(' ')}`,
+    )
     expect(Object.fromEntries(Object.entries(probes).map(([k, r]) => [k, r.status]))).toEqual({
       crossOrigin: 403,
       rebound: 403,
@@ -152,7 +164,10 @@ describe('browsers: CSRF and DNS rebinding (item 3)', () => {
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
       expect((await raw(`${open.url}/health`, 'GET', { headers: { host } })).status, host).toBe(200)
     }
-    const same = await raw(url, 'POST', { headers: { 'content-type': 'application/json; charset=utf-8', origin: open.url }, body: JSON.stringify({ consumerGroup: 'nobody' }) })
+    const same = await raw(url, 'POST', {
+      headers: { 'content-type': 'application/json; charset=utf-8', origin: open.url },
+      body: JSON.stringify({ consumerGroup: 'nobody' }),
+    })
     expect(same.status).toBe(200)
   })
 
@@ -196,10 +211,25 @@ describe('bodies and values (items 6, 7)', () => {
     const cases: Array<[string, Promise<{ status: number; json: any }>, number, RegExp]> = [
       ['group with NUL', raw(`${open.url}${M}/consumer/lag?group=a%00b`, 'GET'), 400, /control characters/],
       ['topic with NUL', raw(`${open.url}${M}/consumer/lag?topic=a%00b`, 'GET'), 400, /NUL/],
-      ['partition out of int range', jsonRequest(reset, 'POST', { consumerGroup: 'g1', topicName: topic, partitionId: 99999999999 }), 400, /between 0 and 2147483647/],
+      [
+        'partition out of int range',
+        jsonRequest(reset, 'POST', { consumerGroup: 'g1', topicName: topic, partitionId: 99999999999 }),
+        400,
+        /between 0 and 2147483647/,
+      ],
       ['negative partition', jsonRequest(reset, 'POST', { consumerGroup: 'g1', topicName: topic, partitionId: -1 }), 400, /between 0/],
-      ['100 KB group name', jsonRequest(`${open.url}${M}/consumers`, 'PUT', { consumerGroup: 'g'.repeat(100_000), topicName: topic }), 400, /at most 255/],
-      ['lone surrogate group', jsonRequest(`${open.url}${M}/consumers`, 'PUT', `{"consumerGroup":"a\\ud800b","topicName":"${topic}"}`), 400, /well-formed/],
+      [
+        '100 KB group name',
+        jsonRequest(`${open.url}${M}/consumers`, 'PUT', { consumerGroup: 'g'.repeat(100_000), topicName: topic }),
+        400,
+        /at most 255/,
+      ],
+      [
+        'lone surrogate group',
+        jsonRequest(`${open.url}${M}/consumers`, 'PUT', `{"consumerGroup":"a\\ud800b","topicName":"${topic}"}`),
+        400,
+        /well-formed/,
+      ],
       ['lone surrogate topic', jsonRequest(`${open.url}${M}/consumers`, 'PUT', `{"consumerGroup":"g","topicName":"a\\udfffb"}`), 400, /well-formed/],
       ['1 KB topic name', raw(`${open.url}${M}/consumers?topicName=${'t'.repeat(1000)}`, 'GET'), 400, /at most 255/],
       ['2 MB body', jsonRequest(`${open.url}${M}/consumers`, 'PUT', { consumerGroup: 'g'.repeat(2_000_000), topicName: topic }), 413, /larger than/],

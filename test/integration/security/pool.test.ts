@@ -32,12 +32,13 @@ describe('pool exhaustion', () => {
     )
     const failures: string[] = []
     for (const c of consumers) {
-      const started = await c.connect().then(
-        () => c.subscribe({ topic }).then(() => c.run({ eachMessage: async () => undefined })),
-      ).then(
-        () => undefined,
-        (e: Error) => e.message,
-      )
+      const started = await c
+        .connect()
+        .then(() => c.subscribe({ topic }).then(() => c.run({ eachMessage: async () => undefined })))
+        .then(
+          () => undefined,
+          (e: Error) => e.message,
+        )
       if (started) failures.push(started)
     }
     console.log(`pool: ${failures.length} of ${consumers.length} consumers refused: ${failures[0]}`)

@@ -87,17 +87,31 @@ afterAll(async () => {
 
 describe('roles', () => {
   it('names follow <rolePrefix>_writer/_reader/_admin; bad prefixes are refused; createRoles is idempotent', async () => {
-    expect(roleNames({ prefix: 'metadata_queue' })).toEqual({ writer: 'metadata_queue_writer', reader: 'metadata_queue_reader', admin: 'metadata_queue_admin' })
+    expect(roleNames({ prefix: 'metadata_queue' })).toEqual({
+      writer: 'metadata_queue_writer',
+      reader: 'metadata_queue_reader',
+      admin: 'metadata_queue_admin',
+    })
     expect(() => roleNames({ prefix: 'p', rolePrefix: 'x"; DROP ROLE postgres; --' })).toThrow(KafkaJSNonRetriableError)
     expect(() => roleNames({ prefix: 'p', rolePrefix: 'r'.repeat(60) })).toThrow(KafkaJSNonRetriableError)
-    await expect(createRoles(t.db.pool, { schema: 'no_such_schema_here', prefix: PREFIX, rolePrefix: t.db.schema })).rejects.toThrow(/run the migrations first/)
+    await expect(createRoles(t.db.pool, { schema: 'no_such_schema_here', prefix: PREFIX, rolePrefix: t.db.schema })).rejects.toThrow(
+      /run the migrations first/,
+    )
     expect(await createRoles(t.db.pool, { schema: t.db.schema, prefix: PREFIX, rolePrefix: t.db.schema })).toEqual(roles)
-    const { rows } = await t.db.pool.query('SELECT rolname, rolcanlogin, rolsuper FROM pg_roles WHERE rolname = ANY($1) ORDER BY 1', [Object.values(roles)])
-    expect(rows.map((r) => [r.rolname, r.rolcanlogin, r.rolsuper])).toEqual(Object.values(roles).sort().map((n) => [n, false, false]))
+    const { rows } = await t.db.pool.query('SELECT rolname, rolcanlogin, rolsuper FROM pg_roles WHERE rolname = ANY($1) ORDER BY 1', [
+      Object.values(roles),
+    ])
+    expect(rows.map((r) => [r.rolname, r.rolcanlogin, r.rolsuper])).toEqual(
+      Object.values(roles)
+        .sort()
+        .map((n) => [n, false, false]),
+    )
   })
 
   it('the runtime never needs a superuser: the writer produces (plain, auto-created topic, idempotent, transactional), the reader consumes and commits', async () => {
-    const { rows } = await t.db.pool.query('SELECT rolname, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = ANY($1)', [[logins.writer, logins.reader]])
+    const { rows } = await t.db.pool.query('SELECT rolname, rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = ANY($1)', [
+      [logins.writer, logins.reader],
+    ])
     for (const r of rows) expect([r.rolsuper, r.rolcreaterole, r.rolcreatedb]).toEqual([false, false, false])
 
     const writer = kafkaAs(logins.writer)
@@ -129,7 +143,10 @@ describe('roles', () => {
     await waitFor(() => got.length === 3, { timeout: 15_000 })
     expect(got.sort()).toEqual(['idempotent', 'plain', 'transactional'])
     await consumer.disconnect()
-    const { rows: offsets } = await t.db.pool.query(`SELECT sum(offset_value)::int AS n FROM ${T('consumer_offset')} o JOIN ${T('topic')} tp ON tp.id = o.topic_id WHERE tp.topic_name = $1`, [topic])
+    const { rows: offsets } = await t.db.pool.query(
+      `SELECT sum(offset_value)::int AS n FROM ${T('consumer_offset')} o JOIN ${T('topic')} tp ON tp.id = o.topic_id WHERE tp.topic_name = $1`,
+      [topic],
+    )
     expect(offsets[0].n).toBe(3)
     await Promise.all([producer.disconnect(), idempotent.disconnect(), transactional.disconnect()])
   })
@@ -158,10 +175,16 @@ describe('roles', () => {
     await denied(w, `DELETE FROM ${T('message')}`)
     await denied(w, `UPDATE ${T('message')} SET priority = 0`)
     await denied(w, `TRUNCATE ${T('message')}`)
-    await denied(w, `INSERT INTO ${T('consumer_offset')} (consumer_group, topic_id, partition_id, offset_value) SELECT 'g', id, 0, 1 FROM ${T('topic')} LIMIT 1`)
+    await denied(
+      w,
+      `INSERT INTO ${T('consumer_offset')} (consumer_group, topic_id, partition_id, offset_value) SELECT 'g', id, 0, 1 FROM ${T('topic')} LIMIT 1`,
+    )
     await denied(w, `UPDATE ${T('consumer_offset')} SET offset_value = 0`)
     await denied(w, `SELECT * FROM ${T('consumer_offset')}`)
-    await denied(w, `INSERT INTO ${T('group_member')} (consumer_group, member_id, client_id, client_host, session_timeout_ms) VALUES ('g', 'm', 'c', 'h', 1000)`)
+    await denied(
+      w,
+      `INSERT INTO ${T('group_member')} (consumer_group, member_id, client_id, client_host, session_timeout_ms) VALUES ('g', 'm', 'c', 'h', 1000)`,
+    )
     await denied(w, `DROP TABLE ${T('message')}`)
     await denied(w, `DROP TABLE ${T('topic')} CASCADE`)
     await denied(w, `ALTER TABLE ${T('message')} ADD COLUMN x int`)
@@ -195,11 +218,17 @@ describe('roles', () => {
 
     const r = await sqlAs(logins.reader)
     await r.query('BEGIN')
-    await denied(r, `INSERT INTO ${T('message')} (topic_id, partition_id, routing_key, enqueue_seq, payload) SELECT id, 0, '', 999, '\\x00' FROM ${T('topic')} LIMIT 1`)
+    await denied(
+      r,
+      `INSERT INTO ${T('message')} (topic_id, partition_id, routing_key, enqueue_seq, payload) SELECT id, 0, '', 999, '\\x00' FROM ${T('topic')} LIMIT 1`,
+    )
     await denied(r, `UPDATE ${T('partition_seq')} SET next_seq = next_seq + 1`)
     await denied(r, `DELETE FROM ${T('message')}`)
     await denied(r, `UPDATE ${T('message')} SET payload = '\\x00'`)
-    await denied(r, `INSERT INTO ${T('topic')} (topic_name, partition_count, retention_max_age_seconds, max_rows_per_topic, max_total_payload_bytes) VALUES ('x', 1, 0, 0, 0)`)
+    await denied(
+      r,
+      `INSERT INTO ${T('topic')} (topic_name, partition_count, retention_max_age_seconds, max_rows_per_topic, max_total_payload_bytes) VALUES ('x', 1, 0, 0, 0)`,
+    )
     await denied(r, `DELETE FROM ${T('consumer_offset')}`)
     await denied(r, `TRUNCATE ${T('consumer_offset')}`)
     await denied(r, `DROP TABLE ${T('message')}`)

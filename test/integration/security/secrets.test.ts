@@ -59,7 +59,9 @@ async function attempt(fn: () => Promise<unknown>): Promise<void> {
 }
 
 const dump = (xs: unknown[]) =>
-  JSON.stringify(xs, (_k, v: unknown) => (v instanceof Error ? { name: v.name, message: v.message, stack: v.stack, cause: (v as { cause?: unknown }).cause } : v))
+  JSON.stringify(xs, (_k, v: unknown) =>
+    v instanceof Error ? { name: v.name, message: v.message, stack: v.stack, cause: (v as { cause?: unknown }).cause } : v,
+  )
 
 describe('secrets', () => {
   it('a full run with the password in the URL, in options and in the environment logs neither the password nor the URL', async () => {

@@ -14,11 +14,17 @@ const children = new Set<ReturnType<typeof spawn>>()
 afterAll(() => children.forEach((c) => c.kill('SIGKILL')))
 
 function serve(args: string[], env: Record<string, string> = {}) {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('DATAHUB_') && !k.startsWith('PG') && k !== 'DATABASE_URL'))
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--url', db.connectionString, '--schema', db.schema, ...args], {
-    env: { ...clean, DATAHUB_PGQUEUE_ENABLED: 'true', ...env },
-    stdio: 'pipe',
-  })
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('DATAHUB_') && !k.startsWith('PG') && k !== 'DATABASE_URL'),
+  )
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--url', db.connectionString, '--schema', db.schema, ...args],
+    {
+      env: { ...clean, DATAHUB_PGQUEUE_ENABLED: 'true', ...env },
+      stdio: 'pipe',
+    },
+  )
   children.add(child)
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))

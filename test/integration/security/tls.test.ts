@@ -84,8 +84,27 @@ describe.runIf(haveOpenssl)('TLS on a real server', () => {
     const cert = path.join(cluster, 'server.crt')
     const key = path.join(cluster, 'server.key')
     const certFor = (out: string, keyOut: string) =>
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-        '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', keyOut, '-out', out], { stdio: 'ignore' })
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1,DNS:localhost',
+          '-keyout',
+          keyOut,
+          '-out',
+          out,
+        ],
+        { stdio: 'ignore' },
+      )
     certFor(cert, key)
     certFor(path.join(server.dataDir, 'other.crt'), path.join(server.dataDir, 'other.key'))
     if (process.getuid?.() === 0) {
@@ -132,10 +151,13 @@ describe.runIf(haveOpenssl)('TLS on a real server', () => {
         connection: { ssl: { ca: readFileSync(path.join(server.dataDir, 'other.crt')), rejectUnauthorized: true } },
       },
     })
-    const err = await wrongCa.producer().connect().then(
-      () => undefined,
-      (e: Error) => e,
-    )
+    const err = await wrongCa
+      .producer()
+      .connect()
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      )
     expect(err).toBeInstanceOf(KafkaJSError)
     expect(err!.message).toMatch(/certificate|self[- ]signed/i)
     await admin.end()

@@ -48,7 +48,14 @@ beforeAll(() => {
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
 async function traced(flags: string[], module: 'cjs' | 'esm'): Promise<{ topic: string; pgqueue: boolean; spans: Span[] }> {
-  const env = { ...process.env, MODULE: module, DATAHUB_MESSAGING_TRANSPORT: 'pgqueue', DATABASE_URL: db.connectionString, DATAHUB_PGQUEUE_SCHEMA: db.schema, DATAHUB_PGQUEUE_ENABLED: 'true' }
+  const env = {
+    ...process.env,
+    MODULE: module,
+    DATAHUB_MESSAGING_TRANSPORT: 'pgqueue',
+    DATABASE_URL: db.connectionString,
+    DATAHUB_PGQUEUE_SCHEMA: db.schema,
+    DATAHUB_PGQUEUE_ENABLED: 'true',
+  }
   const { stdout } = await run(process.execPath, [...flags, 'app.cjs'], { cwd: app, env, timeout: 120_000 })
   return JSON.parse(stdout.trim().split('\n').pop()!)
 }
@@ -58,14 +65,17 @@ describe('register hook with @opentelemetry/instrumentation-kafkajs', () => {
     ['require(), --require register', ['--require', 'kafkajs-pgqueue/register', '--import', './otel.mjs'], 'cjs'],
     ['import(), register hook before the instrumentation hook', ['--import', 'kafkajs-pgqueue/register', '--import', './otel.mjs'], 'esm'],
     ['import(), instrumentation hook before the register hook', ['--import', './otel.mjs', '--import', 'kafkajs-pgqueue/register'], 'esm'],
-  ] as const)('%s: one span per operation, this package\'s', { timeout: 150_000 }, async (_name, flags, module) => {
+  ] as const)("%s: one span per operation, this package's", { timeout: 150_000 }, async (_name, flags, module) => {
     const { topic, pgqueue, spans } = await traced([...flags], module)
     expect(pgqueue, 'the app got this package for kafkajs').toBe(true)
     const named = (name: string) => spans.filter((s) => s.name === name)
     const summary = spans.map((s) => `${s.name} (${s.scope}, ${s.system})`).join('; ')
     expect(named(`send ${topic}`), summary).toHaveLength(1)
     expect(named(`process ${topic}`), summary).toHaveLength(1)
-    expect(spans.filter((s) => s.scope !== 'app').every((s) => s.scope === 'kafkajs-pgqueue' && s.system === 'pgqueue'), summary).toBe(true)
+    expect(
+      spans.filter((s) => s.scope !== 'app').every((s) => s.scope === 'kafkajs-pgqueue' && s.system === 'pgqueue'),
+      summary,
+    ).toBe(true)
     const [root] = named('app')
     const [send] = named(`send ${topic}`)
     const [process] = named(`process ${topic}`)

@@ -15,7 +15,14 @@ describe('exactly-once copy with sendOffsets', () => {
     }
     const env = { PG_URL: t.db.connectionString, PG_SCHEMA: t.db.schema, SOURCE: source, SINK: sink, GROUP: uniqueName('copier') }
     const copied = async () =>
-      Number((await t.db.pool.query(`SELECT count(*) AS n FROM ${t.db.schema}.metadata_queue_message m JOIN ${t.db.schema}.metadata_queue_topic tp ON tp.id = m.topic_id WHERE tp.topic_name = $1`, [sink])).rows[0].n)
+      Number(
+        (
+          await t.db.pool.query(
+            `SELECT count(*) AS n FROM ${t.db.schema}.metadata_queue_message m JOIN ${t.db.schema}.metadata_queue_topic tp ON tp.id = m.topic_id WHERE tp.topic_name = $1`,
+            [sink],
+          )
+        ).rows[0].n,
+      )
     let kills = 0
     const deadline = Date.now() + 150_000
     while ((await copied()) < 10_000 && Date.now() < deadline) {

@@ -35,7 +35,13 @@ describe('transactions', () => {
     const topic = uniqueName('tx')
     const producer = await t.producer({ transactionalId: uniqueName('tx-id') })
     const aborted = await producer.transaction()
-    await aborted.send({ topic, messages: [{ value: 'aborted-1', partition: 0 }, { value: 'aborted-2', partition: 0 }] })
+    await aborted.send({
+      topic,
+      messages: [
+        { value: 'aborted-1', partition: 0 },
+        { value: 'aborted-2', partition: 0 },
+      ],
+    })
     await aborted.abort()
     expect(aborted.isActive()).toBe(false)
     const committed = await producer.transaction()
@@ -51,7 +57,13 @@ describe('transactions', () => {
     const plain = await t.producer()
     const producer = await t.producer({ transactionalId: uniqueName('open-id') })
     const tx = await producer.transaction()
-    await tx.send({ topic, messages: [{ value: 'in-tx-1', partition: 0 }, { value: 'in-tx-2', partition: 0 }] })
+    await tx.send({
+      topic,
+      messages: [
+        { value: 'in-tx-1', partition: 0 },
+        { value: 'in-tx-2', partition: 0 },
+      ],
+    })
     const [meta] = await plain.send({ topic, messages: [{ value: 'plain', partition: 0 }] })
     expect(meta.baseOffset).toBe('0')
     await tx.commit()
@@ -60,7 +72,11 @@ describe('transactions', () => {
     const seen: Array<[string, string]> = []
     await consumer.run({ eachMessage: async ({ message }) => void seen.push([message.offset, message.value!.toString()]) })
     await waitFor(() => seen.length === 3)
-    expect(seen).toEqual([['0', 'plain'], ['1', 'in-tx-1'], ['2', 'in-tx-2']])
+    expect(seen).toEqual([
+      ['0', 'plain'],
+      ['1', 'in-tx-1'],
+      ['2', 'in-tx-2'],
+    ])
   })
 
   it('sendOffsets commits the group offsets atomically with the messages', async () => {
@@ -68,7 +84,13 @@ describe('transactions', () => {
     const sink = uniqueName('sink')
     const groupId = uniqueName('ctp')
     const plain = await t.producer()
-    await plain.send({ topic: source, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 0 }] })
+    await plain.send({
+      topic: source,
+      messages: [
+        { value: 'a', partition: 0 },
+        { value: 'b', partition: 0 },
+      ],
+    })
     const producer = await t.producer({ transactionalId: uniqueName('ctp-id') })
     const tx = await producer.transaction()
     await tx.send({ topic: sink, messages: [{ value: 'A' }, { value: 'B' }] })
@@ -88,7 +110,9 @@ describe('transactions', () => {
     await expect(plain.transaction()).rejects.toThrow(new KafkaJSNonRetriableError('Must provide transactional id for transactional producer'))
     const producer = await t.producer({ transactionalId: uniqueName('misuse') })
     const tx = await producer.transaction()
-    await expect(producer.transaction()).rejects.toThrow('There is already an ongoing transaction for this producer. Please end the transaction before beginning another.')
+    await expect(producer.transaction()).rejects.toThrow(
+      'There is already an ongoing transaction for this producer. Please end the transaction before beginning another.',
+    )
     await tx.commit()
     await expect(tx.send({ topic: 'x', messages: [{ value: 'v' }] })).rejects.toThrow('Cannot continue to use transaction once ended')
     await expect(tx.commit()).rejects.toThrow('Cannot continue to use transaction once ended')
@@ -123,7 +147,13 @@ describe('idempotent producer', () => {
       await producer.connect()
       await producer.send({ topic, messages: [{ value: 'first', partition: 0 }] })
       proxy.cutAfterNextRequest()
-      const [meta] = await producer.send({ topic, messages: [{ value: 'cut', partition: 0 }, { value: 'cut-2', partition: 0 }] })
+      const [meta] = await producer.send({
+        topic,
+        messages: [
+          { value: 'cut', partition: 0 },
+          { value: 'cut-2', partition: 0 },
+        ],
+      })
       expect(proxy.cuts).toBe(1)
       await producer.send({ topic, messages: [{ value: 'last', partition: 0 }] })
       await producer.disconnect()
@@ -141,7 +171,10 @@ describe('idempotent producer', () => {
 
 describe('a transaction whose COMMIT answer is lost', () => {
   // commit() sends the epoch check, then COMMIT: the cut lands on COMMIT (skip 1) or on the check before it (skip 0)
-  for (const [skip, outcome] of [[1, 'committed'], [0, 'rolled back']] as const) {
+  for (const [skip, outcome] of [
+    [1, 'committed'],
+    [0, 'rolled back'],
+  ] as const) {
     it(`commit() reports what the server did (${outcome}), so a retry copies nothing twice`, async () => {
       const proxy = await startCuttingProxy(t.db.connectionString)
       const kafka = t.newKafka({ connectionString: proxy.connectionString })
@@ -151,7 +184,10 @@ describe('a transaction whose COMMIT answer is lost', () => {
       const tx = await producer.transaction()
       await tx.send({ topic, messages: [{ value: 'once', partition: 0 }] })
       proxy.cutAfterNextRequest(skip)
-      const result = await tx.commit().then(() => 'committed', (e: Error) => e)
+      const result = await tx.commit().then(
+        () => 'committed',
+        (e: Error) => e,
+      )
       expect(proxy.cuts).toBe(1)
       if (outcome === 'committed') {
         // before: "Connection terminated unexpectedly", and an application retrying the batch wrote it twice
@@ -177,7 +213,7 @@ describe('transactional outbox', () => {
     const producer = await t.producer()
     const committed = new Set<string>()
     let seed = 42
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
     for (let id = 0; id < 1000; id++) {
       const client = await t.db.pool.connect()
       try {

@@ -8,7 +8,24 @@ const db = useTestSchema('array_literals')
 
 describe('array literals', () => {
   it('text: quotes, backslashes, braces, commas, NULL as a word, spaces, unicode, empty, null', async () => {
-    const values = ['', 'plain', 'a"b', 'a\\b', '\\"', '"', '\\', '{x,y}', 'a,b', 'NULL', 'null', ' lead', 'trail ', 'ü€😀', '[{"key":"k","v":"dg=="}]', null]
+    const values = [
+      '',
+      'plain',
+      'a"b',
+      'a\\b',
+      '\\"',
+      '"',
+      '\\',
+      '{x,y}',
+      'a,b',
+      'NULL',
+      'null',
+      ' lead',
+      'trail ',
+      'ü€😀',
+      '[{"key":"k","v":"dg=="}]',
+      null,
+    ]
     const res = await db.pool.query<{ v: string | null }>('SELECT unnest($1::text[]) AS v', [textArray(values)])
     expect(res.rows.map((r) => r.v)).toEqual(values)
   })

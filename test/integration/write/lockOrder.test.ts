@@ -38,10 +38,11 @@ function randomWrite(topics: string[], tag: string): Array<{ topic: string; mess
 
 function keysOf(batches: Array<{ topic: string; messages: Message[] }>): Map<string, string[]> {
   const keys = new Map<string, string[]>()
-  for (const b of batches) for (const m of b.messages) {
-    const k = `${b.topic}/${m.partition}`
-    keys.set(k, [...(keys.get(k) ?? []), String(m.key)])
-  }
+  for (const b of batches)
+    for (const m of b.messages) {
+      const k = `${b.topic}/${m.partition}`
+      keys.set(k, [...(keys.get(k) ?? []), String(m.key)])
+    }
   return keys
 }
 
@@ -134,10 +135,11 @@ describe('lock order', () => {
     const sent = committed.reduce((a, c) => a + [...c.keys.values()].reduce((x, k) => x + k.length, 0), 0)
     expect(expected).toBe(sent)
     // a write's rows keep their send order within a partition
-    for (const c of committed) for (const keys of c.keys.values()) {
-      const seqs = keys.map((k) => seqOf.get(k)!)
-      expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
-    }
+    for (const c of committed)
+      for (const keys of c.keys.values()) {
+        const seqs = keys.map((k) => seqOf.get(k)!)
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
+      }
     // seqs follow commit order: a write that committed before another began committing has the lower seqs
     let pairs = 0
     const sorted = [...committed].sort((a, b) => (a.end < b.end ? -1 : 1))

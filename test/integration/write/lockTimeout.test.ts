@@ -32,10 +32,9 @@ describe('lock_timeout on the library sessions', () => {
 
     await holder.query('COMMIT')
     await plain.send({ topic, messages: [{ value: 'after' }] })
-    const { rows } = await t.db.pool.query<{ seq: string }>(
-      `SELECT enqueue_seq::text AS seq FROM ${q('message')} WHERE topic_id = $1 ORDER BY 1`,
-      [id],
-    )
+    const { rows } = await t.db.pool.query<{ seq: string }>(`SELECT enqueue_seq::text AS seq FROM ${q('message')} WHERE topic_id = $1 ORDER BY 1`, [
+      id,
+    ])
     expect(rows.map((r) => r.seq)).toEqual(['1', '2'])
   })
 })

@@ -49,7 +49,11 @@ describe('ledger seeding inside the send', () => {
       await bounded('sendWith', producer.sendWith(client, { topic, messages: [5, 1, 6].map((partition) => ({ value: 'o', partition })) }))
       await bounded('outbox commit', client.query('COMMIT'))
       console.log(`seeding: three multi-partition writes to unseeded partitions took ${Math.round(performance.now() - started)} ms`)
-      expect(batch.map((m) => [m.partition, m.baseOffset])).toEqual([[0, '0'], [2, '0'], [3, '0']])
+      expect(batch.map((m) => [m.partition, m.baseOffset])).toEqual([
+        [0, '0'],
+        [2, '0'],
+        [3, '0'],
+      ])
     } finally {
       await producer.disconnect()
     }

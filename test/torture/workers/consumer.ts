@@ -13,7 +13,12 @@ const w = startWorker<ConsumerSpec>()
 const { spec, rng, rec } = w
 const g = spec.group
 const dl = spec.deadLetter
-  ? deadLetter(w.kafka, { groupId: g, topic: spec.deadLetter.topic, maxAttempts: spec.deadLetter.maxAttempts, backoff: { initialMs: 50, maxMs: 200 } })
+  ? deadLetter(w.kafka, {
+      groupId: g,
+      topic: spec.deadLetter.topic,
+      maxAttempts: spec.deadLetter.maxAttempts,
+      backoff: { initialMs: 50, maxMs: 200 },
+    })
   : undefined
 let handlerId = 0
 let consumer: Consumer
@@ -97,7 +102,8 @@ async function eachBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNeces
 function newConsumer(): Consumer {
   const c = groupMember(w, g)
   c.on(c.events.COMMIT_OFFSETS, ({ payload }) => {
-    for (const t of payload.topics) for (const p of t.partitions) rec.record({ k: 'c', g, topic: t.topic, partition: Number(p.partition), offset: String(p.offset), src: 'event' })
+    for (const t of payload.topics)
+      for (const p of t.partitions) rec.record({ k: 'c', g, topic: t.topic, partition: Number(p.partition), offset: String(p.offset), src: 'event' })
   })
   return c
 }
@@ -115,8 +121,8 @@ const run = () =>
     dl
       ? consumer.run({ partitionsConsumedConcurrently: spec.concurrency, eachMessage: eachDeadLettered })
       : spec.handler.startsWith('message')
-      ? consumer.run({ autoCommit: spec.handler !== 'message-manual', partitionsConsumedConcurrently: spec.concurrency, eachMessage })
-      : consumer.run({ eachBatchAutoResolve: spec.handler === 'batch', partitionsConsumedConcurrently: spec.concurrency, eachBatch }),
+        ? consumer.run({ autoCommit: spec.handler !== 'message-manual', partitionsConsumedConcurrently: spec.concurrency, eachMessage })
+        : consumer.run({ eachBatchAutoResolve: spec.handler === 'batch', partitionsConsumedConcurrently: spec.concurrency, eachBatch }),
   )
 
 async function chaos() {

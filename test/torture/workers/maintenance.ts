@@ -21,7 +21,9 @@ async function main() {
   })
   while (!w.stopping) {
     await w
-      .track('maintenance', () => runMaintenance({ pool: db.pool, tables: db.tables, maintenance }, { batchDeleteLimit: rng.int(10, 200), dropLockTimeoutMs: 200 }))
+      .track('maintenance', () =>
+        runMaintenance({ pool: db.pool, tables: db.tables, maintenance }, { batchDeleteLimit: rng.int(10, 200), dropLockTimeoutMs: 200 }),
+      )
       .then(() => runs++)
       .catch(() => undefined)
     await sleep(rng.int(200, 1500))

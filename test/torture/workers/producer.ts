@@ -50,7 +50,8 @@ const byTopic = (list: Draft[]) => {
 /** Acks with offsets: a send's messages to one partition are contiguous from the partition's baseOffset. */
 function ackAll(via: Via, list: Draft[], meta?: RecordMetadata[]) {
   const next = new Map<string, bigint>()
-  for (const m of meta ?? []) if (m.baseOffset !== undefined && BigInt(m.baseOffset) >= 0n) next.set(`${m.topicName}/${m.partition}`, BigInt(m.baseOffset))
+  for (const m of meta ?? [])
+    if (m.baseOffset !== undefined && BigInt(m.baseOffset) >= 0n) next.set(`${m.topicName}/${m.partition}`, BigInt(m.baseOffset))
   // which partition each message went to is only known per partition; with one partition per topic in the answer
   // (or an explicit partition), the offsets can be attributed
   const partitionsOf = new Map<string, number[]>()
@@ -62,7 +63,10 @@ function ackAll(via: Via, list: Draft[], meta?: RecordMetadata[]) {
     const offset = partition === undefined ? undefined : next.get(key)
     if (offset !== undefined) next.set(key, offset + 1n)
     rec.record({
-      k: 'ack', via, topic: d.topic, value: String(d.message.value),
+      k: 'ack',
+      via,
+      topic: d.topic,
+      value: String(d.message.value),
       ...(partition === undefined ? {} : { partition }),
       ...(offset === undefined ? {} : { offset: offset.toString() }),
     })
@@ -141,7 +145,9 @@ async function outbox(op: keyof typeof LEVELS, list: Draft[]) {
     client = await w.track(`${op}.connect`, () => bizPool!.connect())
     client.on('error', () => undefined)
     await w.track(`${op}.begin`, () => client!.query(`BEGIN ISOLATION LEVEL ${LEVELS[op]}`))
-    await w.track(`${op}.business`, () => client!.query(`INSERT INTO ${spec.bizTable} (id, level) VALUES ($1, $2)`, [`${spec.writer}/${id}`, LEVELS[op]]))
+    await w.track(`${op}.business`, () =>
+      client!.query(`INSERT INTO ${spec.bizTable} (id, level) VALUES ($1, $2)`, [`${spec.writer}/${id}`, LEVELS[op]]),
+    )
     for (const d of list) await w.track(`${op}.send`, () => (plain as PgQueueProducer).sendWith(client!, { topic: d.topic, messages: [d.message] }))
   } catch {
     await client?.query('ROLLBACK').catch(() => undefined)

@@ -83,10 +83,7 @@ describe('connection precedence', () => {
 describe('toPostgresUrl', () => {
   it('converts jdbc URLs, keeping only parameters pg understands', () => {
     expect(
-      toPostgresUrl(
-        'jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms',
-        DS,
-      ),
+      toPostgresUrl('jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms', DS),
     ).toBe('postgres://localhost:5432/datahub?sslmode=require&application_name=gms')
     expect(toPostgresUrl('jdbc:postgresql://db.example.com/datahub', DS)).toBe('postgres://db.example.com/datahub')
     expect(toPostgresUrl('JDBC:POSTGRESQL://[::1]:5433/d?ssl=true', DS)).toBe('postgres://[::1]:5433/d?ssl=true')

@@ -16,7 +16,10 @@ describe('libpq-style host lists', () => {
   })
 
   it('defaults the target to any, as libpq does', () => {
-    expect(conn({}, { connectionString: 'postgres://h1,h2/db' })).toMatchObject({ hosts: [{ host: 'h1' }, { host: 'h2' }], targetSessionAttrs: 'any' })
+    expect(conn({}, { connectionString: 'postgres://h1,h2/db' })).toMatchObject({
+      hosts: [{ host: 'h1' }, { host: 'h2' }],
+      targetSessionAttrs: 'any',
+    })
   })
 
   it('takes a single host with a target as a one-entry list (each connection is checked)', () => {
@@ -45,7 +48,10 @@ describe('libpq-style host lists', () => {
     ).toEqual({
       source: 'datasource-url',
       connectionString: 'postgres://dh:pw@h1:5432/datahub',
-      hosts: [{ host: 'h1', port: 5432 }, { host: 'h2', port: 5432 }],
+      hosts: [
+        { host: 'h1', port: 5432 },
+        { host: 'h2', port: 5432 },
+      ],
       targetSessionAttrs: 'read-write',
       user: 'dh',
       password: 'pw',

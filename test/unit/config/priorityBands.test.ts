@@ -1,12 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_PRIORITY_BANDS_JSON } from '../../../src/config/defaults.js'
-import {
-  bandIndexOf,
-  parsePriorityBands,
-  redistributeUnused,
-  splitBatchAcrossBands,
-} from '../../../src/config/priorityBands.js'
+import { bandIndexOf, parsePriorityBands, redistributeUnused, splitBatchAcrossBands } from '../../../src/config/priorityBands.js'
 import type { PriorityBand } from '../../../src/config/types.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 
@@ -44,7 +39,10 @@ describe('parsePriorityBands', () => {
       { range: [0, 4], weight: 2.5 },
     ]
     const bands = parsePriorityBands(input, 'options.priorityBands')
-    expect(bands.map((b) => b.range)).toEqual([[0, 4], [5, 9]])
+    expect(bands.map((b) => b.range)).toEqual([
+      [0, 4],
+      [5, 9],
+    ])
     expect(bands[0]).not.toBe(input[1])
     expect(input[0]!.range).toEqual([5, 9])
   })
@@ -101,10 +99,7 @@ describe('splitBatchAcrossBands', () => {
   })
 
   it('hands the remainder out by descending weight, not from band 0', () => {
-    const bands = parsePriorityBands(
-      '[{"range":[0,3],"weight":10},{"range":[4,6],"weight":20},{"range":[7,9],"weight":70}]',
-      VAR,
-    )
+    const bands = parsePriorityBands('[{"range":[0,3],"weight":10},{"range":[4,6],"weight":20},{"range":[7,9],"weight":70}]', VAR)
     expect(splitBatchAcrossBands(bands, 1)).toEqual([0, 0, 1])
     // 5 -> floors 0/1/3, remainder 1 to the 70 band
     expect(splitBatchAcrossBands(bands, 5)).toEqual([0, 1, 4])
@@ -155,16 +150,14 @@ describe('redistributeUnused', () => {
     expect(() => redistributeUnused([1], [-1])).toThrow(RangeError)
   })
 
-  const bandsArb = fc
-    .array(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 10 })
-    .map((weights): PriorityBand[] => {
-      // split 0..9 into weights.length contiguous ranges
-      const n = weights.length
-      return weights.map((weight, i) => ({
-        range: [Math.floor((i * 10) / n), Math.floor(((i + 1) * 10) / n) - 1] as [number, number],
-        weight,
-      }))
-    })
+  const bandsArb = fc.array(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 10 }).map((weights): PriorityBand[] => {
+    // split 0..9 into weights.length contiguous ranges
+    const n = weights.length
+    return weights.map((weight, i) => ({
+      range: [Math.floor((i * 10) / n), Math.floor(((i + 1) * 10) / n) - 1] as [number, number],
+      weight,
+    }))
+  })
 
   it('property: split sums to the budget; final takes = min(budget, sum(available)) within availability', () => {
     fc.assert(
@@ -181,7 +174,12 @@ describe('redistributeUnused', () => {
           const takes = redistributeUnused(limits, available)
           const sum = takes.reduce((a, b) => a + b, 0)
           expect(sum).toBeLessThanOrEqual(budget)
-          expect(sum).toBe(Math.min(budget, available.reduce((a, b) => a + b, 0)))
+          expect(sum).toBe(
+            Math.min(
+              budget,
+              available.reduce((a, b) => a + b, 0),
+            ),
+          )
           takes.forEach((take, i) => {
             expect(take).toBeGreaterThanOrEqual(0)
             expect(take).toBeLessThanOrEqual(available[i]!)

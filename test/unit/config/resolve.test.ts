@@ -22,8 +22,7 @@ function expectConfigError(run: () => unknown, where: string, shown: string): st
   return message
 }
 
-const envError = (name: string, value: string) =>
-  expectConfigError(() => resolveConfig({}, { [name]: value }), name, JSON.stringify(value))
+const envError = (name: string, value: string) => expectConfigError(() => resolveConfig({}, { [name]: value }), name, JSON.stringify(value))
 
 describe('defaults', () => {
   it('equal DataHub defaults (section 8) plus ours', () => {
@@ -347,11 +346,7 @@ describe('validation of variables', () => {
   })
 
   it('rejects min connections above max, naming both', () => {
-    const message = expectConfigError(
-      () => resolveConfig({}, { [`${P}MIN_CONNECTIONS`]: '9' }),
-      `${P}MIN_CONNECTIONS`,
-      '9',
-    )
+    const message = expectConfigError(() => resolveConfig({}, { [`${P}MIN_CONNECTIONS`]: '9' }), `${P}MIN_CONNECTIONS`, '9')
     expect(message).toContain(`${P}MAX_CONNECTIONS (8)`)
   })
 })

@@ -38,12 +38,15 @@ describe('secret masking', () => {
 
   it('no part of any password shows, in userinfo or in password=', () => {
     fc.assert(
-      fc.property(fc.array(fc.constantFrom(...PASSWORD_CHARS), { minLength: 4, maxLength: 24 }).map((cs) => `Pw${cs.join('')}`), (pw) => {
-        for (const url of [`postgres://app:${pw}@db.example:badport/queue`, `jdbc:postgresql://h1:5432,h2/db?user=app&password=${pw}&ssl=true`]) {
-          const message = errorFor(url)
-          if (message !== undefined) expect(leaks(message, pw, url), `${url} -> ${message}`).toEqual([])
-        }
-      }),
+      fc.property(
+        fc.array(fc.constantFrom(...PASSWORD_CHARS), { minLength: 4, maxLength: 24 }).map((cs) => `Pw${cs.join('')}`),
+        (pw) => {
+          for (const url of [`postgres://app:${pw}@db.example:badport/queue`, `jdbc:postgresql://h1:5432,h2/db?user=app&password=${pw}&ssl=true`]) {
+            const message = errorFor(url)
+            if (message !== undefined) expect(leaks(message, pw, url), `${url} -> ${message}`).toEqual([])
+          }
+        },
+      ),
       { numRuns: 300 },
     )
   })

@@ -8,7 +8,10 @@ import { PartitionState } from '../../../src/consumer/partitionState.js'
 import { selectBatches } from '../../../src/consumer/bandSelection.js'
 import type { FetchedRow } from '../../../src/store/fetch.js'
 
-const BANDS = [{ range: [0, 4] as [number, number], weight: 3 }, { range: [5, 9] as [number, number], weight: 1 }]
+const BANDS = [
+  { range: [0, 4] as [number, number], weight: 3 },
+  { range: [5, 9] as [number, number], weight: 1 },
+]
 
 const row = (seq: number, priority = 5, payloadBytes = 1): FetchedRow => ({
   seq: String(seq),
@@ -54,21 +57,43 @@ function setup(log: FetchedRow[], perBatch = 2) {
     logger,
   })
   const source = fakeSource(log)
-  const fetcher = new FetchManager({ source, offsets, emitter, logger, groupId: 'g', bands: BANDS, perBatch, maxBytesPerPartition: 1 << 20, maxBytes: 10 << 20, fromBeginning: () => true, onFenced: () => undefined })
+  const fetcher = new FetchManager({
+    source,
+    offsets,
+    emitter,
+    logger,
+    groupId: 'g',
+    bands: BANDS,
+    perBatch,
+    maxBytesPerPartition: 1 << 20,
+    maxBytes: 10 << 20,
+    fromBeginning: () => true,
+    onFenced: () => undefined,
+  })
   return { state, source, fetcher }
 }
 
 describe('FetchManager', () => {
-  it('stops a partition\'s round after a partially resolved batch and fetches again from the last resolved offset', async () => {
+  it("stops a partition's round after a partially resolved batch and fetches again from the last resolved offset", async () => {
     const { state, source, fetcher } = setup(Array.from({ length: 6 }, (_, i) => row(i + 1)))
     const work = await fetcher.round([state], false)
-    expect(work[0].batches.map((b) => b.map((d) => d.seq))).toEqual([[1n, 2n], [3n, 4n], [5n, 6n]])
+    expect(work[0].batches.map((b) => b.map((d) => d.seq))).toEqual([
+      [1n, 2n],
+      [3n, 4n],
+      [5n, 6n],
+    ])
     const handled: bigint[][] = []
-    await fetcher.runWorkers(work, 1, async (s, delivered) => {
-      handled.push(delivered.map((d) => d.seq))
-      s.resolve(delivered[0].seq, 5)
-      s.rewind()
-    }, () => true, async () => true)
+    await fetcher.runWorkers(
+      work,
+      1,
+      async (s, delivered) => {
+        handled.push(delivered.map((d) => d.seq))
+        s.resolve(delivered[0].seq, 5)
+        s.rewind()
+      },
+      () => true,
+      async () => true,
+    )
     expect(handled).toEqual([[1n, 2n]])
     await fetcher.round([state], false)
     expect(source.fetches).toEqual([0n, 1n])
@@ -87,7 +112,13 @@ describe('FetchManager', () => {
     const { state, fetcher } = setup([row(1), row(2)])
     const work = await fetcher.round([state], false)
     expect(state.positions[5]).toBe(2n)
-    await fetcher.runWorkers(work, 1, async () => undefined, () => false, async () => true)
+    await fetcher.runWorkers(
+      work,
+      1,
+      async () => undefined,
+      () => false,
+      async () => true,
+    )
     expect(state.positions[5]).toBe(0n)
   })
 })

@@ -22,7 +22,11 @@ function fakeWriter(held: Set<string>) {
       writes.push({ commits, exact })
       return commits
         .filter((c) => held.has(`${c.topicId}:${c.partition}`))
-        .map((c) => ({ topicId: c.topicId, partition: c.partition, offset: c.offset ?? String(c.priorityPositions!.reduce((a, b) => (a < b ? a : b))) }))
+        .map((c) => ({
+          topicId: c.topicId,
+          partition: c.partition,
+          offset: c.offset ?? String(c.priorityPositions!.reduce((a, b) => (a < b ? a : b))),
+        }))
     },
     topicIds: async (topics) => new Map(topics.map((t) => [t, '1'])),
   }

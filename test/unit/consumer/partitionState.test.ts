@@ -73,7 +73,7 @@ describe('PartitionState', () => {
     expect(positions[5]).toBe(47n)
   })
 
-  it('a commit of a message\'s offset + 1 covers what was delivered before it, and nothing delivered after it', () => {
+  it("a commit of a message's offset + 1 covers what was delivered before it, and nothing delivered after it", () => {
     const s = committedAt47()
     s.startBatch(bandOrdered)
     for (const d of bandOrdered.slice(0, 3)) s.handOut(d.seq, d.priority)

@@ -1,7 +1,13 @@
 import type { KafkaMessage } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 import {
-  DLT_HEADERS, RETRY_HEADERS, deadLetterHeaders, originOf, originalHeaders, retryHeaders, retryStateOf,
+  DLT_HEADERS,
+  RETRY_HEADERS,
+  deadLetterHeaders,
+  originOf,
+  originalHeaders,
+  retryHeaders,
+  retryStateOf,
 } from '../../../src/deadLetter/headers.js'
 import { resolveOptions, retryDelay } from '../../../src/deadLetter/options.js'
 
@@ -44,14 +50,27 @@ describe('retry delay', () => {
 })
 
 describe('dead-letter headers', () => {
-  const message: KafkaMessage = { key: null, value: Buffer.from('x'), offset: '41', timestamp: '1700000000000', attributes: 0, headers: { trace: 'abc' } }
+  const message: KafkaMessage = {
+    key: null,
+    value: Buffer.from('x'),
+    offset: '41',
+    timestamp: '1700000000000',
+    attributes: 0,
+    headers: { trace: 'abc' },
+  }
   const source = { topic: 'orders', partition: 2, message }
   it('keep the original headers and name the origin and the error', () => {
     const h = deadLetterHeaders(source, 'billing', 3, new RangeError('too big'))
     expect(h.trace).toBe('abc')
     expect(originOf(h)).toEqual({
-      topic: 'orders', partition: 2, offset: '41', timestamp: '1700000000000', group: 'billing', attempts: 3,
-      errorClass: 'RangeError', errorMessage: 'too big',
+      topic: 'orders',
+      partition: 2,
+      offset: '41',
+      timestamp: '1700000000000',
+      group: 'billing',
+      attempts: 3,
+      errorClass: 'RangeError',
+      errorMessage: 'too big',
     })
     expect(String(h[DLT_HEADERS.errorStack])).toContain('RangeError: too big')
     expect(originalHeaders(h)).toEqual({ trace: 'abc' })

@@ -14,12 +14,16 @@ function outcome<T>(fn: () => T): { ok: true; value: T } | { ok: false; error: E
   try {
     return { ok: true, value: fn() }
   } catch (e) {
-    if (!(e instanceof KafkaJSNonRetriableError)) throw new Error(`not a KafkaJS error: ${(e as Error)?.name}: ${(e as Error)?.message}`, { cause: e })
+    if (!(e instanceof KafkaJSNonRetriableError))
+      throw new Error(`not a KafkaJS error: ${(e as Error)?.name}: ${(e as Error)?.message}`, { cause: e })
     return { ok: false, error: e }
   }
 }
 
-const bytesOrString = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 20 }), fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)))
+const bytesOrString = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.uint8Array({ maxLength: 20 }).map((a) => Buffer.from(a)),
+)
 const anyish = fc.oneof(fc.anything({ maxDepth: 2 }), bytesOrString, fc.constant(null), fc.constant(undefined))
 const message = fc.record(
   {
@@ -99,16 +103,32 @@ describe('fuzz: offsets', () => {
 
 describe('fuzz: environment', () => {
   const variables = [
-    'MIN_CONNECTIONS', 'MAX_CONNECTIONS', 'STATEMENT_TIMEOUT_MS', 'TOPIC_DEFAULT_PARTITION_COUNT', 'RETENTION_MAX_AGE_SECONDS',
-    'PRIORITY_BANDS', 'PAYLOAD_COMPRESSION', 'RETENTION_PARTMAN_INTERVAL', 'SCHEMA', 'TABLE_PREFIX', 'LISTEN_ENABLED',
-    'MAX_MESSAGE_BYTES', 'MAINTENANCE_BATCH_DELETE_LIMIT', 'EMPTY_POLL_SLEEP_MS', 'TOPIC_DEFAULT_CONTENT_TYPE_MIME',
+    'MIN_CONNECTIONS',
+    'MAX_CONNECTIONS',
+    'STATEMENT_TIMEOUT_MS',
+    'TOPIC_DEFAULT_PARTITION_COUNT',
+    'RETENTION_MAX_AGE_SECONDS',
+    'PRIORITY_BANDS',
+    'PAYLOAD_COMPRESSION',
+    'RETENTION_PARTMAN_INTERVAL',
+    'SCHEMA',
+    'TABLE_PREFIX',
+    'LISTEN_ENABLED',
+    'MAX_MESSAGE_BYTES',
+    'MAINTENANCE_BATCH_DELETE_LIMIT',
+    'EMPTY_POLL_SLEEP_MS',
+    'TOPIC_DEFAULT_CONTENT_TYPE_MIME',
   ].map((v) => `DATAHUB_PGQUEUE_${v}`)
   it('any value of any variable: a config, or an error naming that variable', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...variables), fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('', ' ', 'true', '1e3', '-0')), (variable, value) => {
-        const result = outcome(() => resolveConfig({}, { [variable]: value }))
-        if (!result.ok) expect(result.error.message).toContain(variable)
-      }),
+      fc.property(
+        fc.constantFrom(...variables),
+        fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('', ' ', 'true', '1e3', '-0')),
+        (variable, value) => {
+          const result = outcome(() => resolveConfig({}, { [variable]: value }))
+          if (!result.ok) expect(result.error.message).toContain(variable)
+        },
+      ),
       { numRuns: RUNS },
     )
   })

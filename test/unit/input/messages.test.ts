@@ -108,7 +108,12 @@ describe('messages', () => {
         { topic: 'b', messages: [{ value: 'ok' }, { value: 'ok', priority: 11 }] },
       ]),
     )
-    rejects(() => normalizeProducerBatch([{ topic: 'a', messages: [{ value: 'ok' }] }, { topic: 'bad topic', messages: [{ value: 'ok' }] }]))
+    rejects(() =>
+      normalizeProducerBatch([
+        { topic: 'a', messages: [{ value: 'ok' }] },
+        { topic: 'bad topic', messages: [{ value: 'ok' }] },
+      ]),
+    )
     rejects(() => normalizeProducerBatch([{ topic: 'a', messages: 'nope' }]), /Invalid messages array/)
     rejects(() => normalizeProducerBatch('nope'), /Invalid topicMessages/)
   })

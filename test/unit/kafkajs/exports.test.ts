@@ -22,7 +22,11 @@ describe('exports', () => {
     expect(ours.logLevel.INFO).toBe(4)
     expect(ours.CompressionTypes.Snappy).toBe(2)
     expect(ours.ConfigResourceTypes.TOPIC).toBe(2)
-    expect(ours.AssignerProtocol.MemberMetadata.decode(ours.AssignerProtocol.MemberMetadata.encode({ version: 1, topics: ['t'], userData: Buffer.alloc(0) }))).toMatchObject({ topics: ['t'] })
+    expect(
+      ours.AssignerProtocol.MemberMetadata.decode(
+        ours.AssignerProtocol.MemberMetadata.encode({ version: 1, topics: ['t'], userData: Buffer.alloc(0) }),
+      ),
+    ).toMatchObject({ topics: ['t'] })
   })
 })
 

@@ -65,7 +65,10 @@ describe('decodeHeaders', () => {
   })
 
   it('round-trips producer headers through the column (property)', () => {
-    const value = fc.oneof(fc.string({ unit: 'grapheme', maxLength: 10 }), fc.uint8Array({ maxLength: 10 }).map((a) => Buffer.from(a)))
+    const value = fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 10 }),
+      fc.uint8Array({ maxLength: 10 }).map((a) => Buffer.from(a)),
+    )
     fc.assert(
       fc.property(fc.dictionary(fc.string({ maxLength: 6 }), fc.oneof(value, fc.array(value, { minLength: 1, maxLength: 3 }))), (input) => {
         const { headers } = normalizeMessage('t', { value: null, headers: input })

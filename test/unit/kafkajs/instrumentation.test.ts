@@ -1,12 +1,7 @@
 import kafkajs from 'kafkajs'
 import { describe, expect, it, vi } from 'vitest'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
-import {
-  adminEvents,
-  consumerEvents,
-  createInstrumentationEmitter,
-  producerEvents,
-} from '../../../src/kafkajs/instrumentation.js'
+import { adminEvents, consumerEvents, createInstrumentationEmitter, producerEvents } from '../../../src/kafkajs/instrumentation.js'
 
 const realKafka = () => new kafkajs.Kafka({ brokers: ['localhost:1'], logLevel: kafkajs.logLevel.NOTHING })
 
@@ -78,10 +73,7 @@ describe('createInstrumentationEmitter', () => {
     expect(() => emitter.emit(producerEvents.CONNECT, null)).not.toThrow()
     expect(other).toHaveBeenCalledTimes(1)
     await new Promise((r) => setImmediate(r))
-    expect(error.mock.calls.map((c) => c[0])).toEqual([
-      'Failed to execute listener: sync boom',
-      'Failed to execute listener: async boom',
-    ])
+    expect(error.mock.calls.map((c) => c[0])).toEqual(['Failed to execute listener: sync boom', 'Failed to execute listener: async boom'])
     expect(error.mock.calls[0]![1]).toMatchObject({ eventName: 'producer.connect' })
   })
 })

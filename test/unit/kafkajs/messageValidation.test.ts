@@ -64,7 +64,11 @@ describe('KafkaJS producer checks (exact messages)', () => {
     }
     const [m] = record1({ topic: 't', messages: [consumed] })
     expect(m!.timestamp).toBe(1700000000000)
-    expect(m!.headers.map(([k, v]) => [k, v.toString()])).toEqual([['a', '1'], ['b', '2'], ['b', '3']])
+    expect(m!.headers.map(([k, v]) => [k, v.toString()])).toEqual([
+      ['a', '1'],
+      ['b', '2'],
+      ['b', '3'],
+    ])
   })
 })
 
@@ -93,7 +97,9 @@ describe('strict message checks', () => {
   it('key and value types', () => {
     expect(bad({ value: 5 })).toBe('Invalid value in message 1 for topic "orders": expected a string, Buffer or null, got number 5')
     expect(bad({ value: new Uint8Array(2) })).toContain('got Uint8Array')
-    expect(bad({ value: 'v', key: 12 })).toBe('Invalid key in message 1 for topic "orders": expected a string, Buffer, null or undefined, got number 12')
+    expect(bad({ value: 'v', key: 12 })).toBe(
+      'Invalid key in message 1 for topic "orders": expected a string, Buffer, null or undefined, got number 12',
+    )
     expect(bad({ value: 'v', key: {} })).toContain('got object')
   })
   it('headers', () => {
@@ -109,7 +115,9 @@ describe('strict message checks', () => {
     expect(bad({ value: 'v', partition: -1 })).toContain('Invalid partition')
     expect(bad({ value: 'v', partition: 1.5 })).toContain('Invalid partition')
     expect(bad({ value: 'v', partition: '1' })).toContain('Invalid partition')
-    expect(bad({ value: 'v', priority: 10 })).toContain('Invalid priority in message 1 for topic "orders": expected an integer from 0 to 9, got number 10')
+    expect(bad({ value: 'v', priority: 10 })).toContain(
+      'Invalid priority in message 1 for topic "orders": expected an integer from 0 to 9, got number 10',
+    )
     expect(bad({ value: 'v', priority: 2.5 })).toContain('Invalid priority')
     expect(bad({ value: 'v', timestamp: 'yesterday' })).toContain('Invalid timestamp')
     expect(bad({ value: 'v', timestamp: -5 })).toContain('Invalid timestamp')
@@ -190,12 +198,25 @@ const validMessageArb = fc.record(
   },
   { requiredKeys: ['value'] },
 )
-const wildArb = fc.anything({ withBigInt: true, withNullPrototype: true, withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withDate: true, withSparseArray: true })
+const wildArb = fc.anything({
+  withBigInt: true,
+  withNullPrototype: true,
+  withBoxedValues: true,
+  withMap: true,
+  withSet: true,
+  withTypedArray: true,
+  withDate: true,
+  withSparseArray: true,
+})
 const anyMessageArb = fc.oneof(
   validMessageArb,
   wildArb,
   fc.record({ key: wildArb, value: wildArb, headers: wildArb, partition: wildArb, priority: wildArb, timestamp: wildArb }, { requiredKeys: [] }),
-  validMessageArb.chain((m) => fc.record({ field: fc.constantFrom('key', 'value', 'headers', 'partition', 'priority', 'timestamp'), junk: wildArb }).map(({ field, junk }) => ({ ...m, [field]: junk }))),
+  validMessageArb.chain((m) =>
+    fc
+      .record({ field: fc.constantFrom('key', 'value', 'headers', 'partition', 'priority', 'timestamp'), junk: wildArb })
+      .map(({ field, junk }) => ({ ...m, [field]: junk })),
+  ),
 )
 
 const asBytes = (v: string | Buffer) => (typeof v === 'string' ? Buffer.from(v, 'utf8') : v)

@@ -3,11 +3,7 @@ import { describe, expect, it } from 'vitest'
 // the runtime's zlib.crc32 (java.util.zip.CRC32's algorithm) is what the partitioners use
 import { crc32 } from 'node:zlib'
 import { Partitioners } from '../../../src/kafkajs/exports.js'
-import {
-  buildPartitionMetadata,
-  defaultPartitioner,
-  partitionForKey,
-} from '../../../src/kafkajs/partitioners.js'
+import { buildPartitionMetadata, defaultPartitioner, partitionForKey } from '../../../src/kafkajs/partitioners.js'
 
 const URN_DATASET = 'urn:li:dataset:(urn:li:dataPlatform:kafka,PageViewEvent,PROD)'
 const URN_USER = 'urn:li:corpuser:datahub'
@@ -95,9 +91,7 @@ describe('kafkajs Partitioners re-export', () => {
     expect(a).toBeLessThan(8)
     // murmur2 and CRC-32 disagree for some keys: users choosing Partitioners get Kafka's placement, not DataHub's.
     const keys = Array.from({ length: 50 }, (_, i) => `key-${i}`)
-    const differs = keys.some(
-      (key) => murmur({ topic: 't', partitionMetadata: meta, message: { key, value: 'v' } }) !== partitionForKey(key, 8),
-    )
+    const differs = keys.some((key) => murmur({ topic: 't', partitionMetadata: meta, message: { key, value: 'v' } }) !== partitionForKey(key, 8))
     expect(differs).toBe(true)
     const keyless = Partitioners.DefaultPartitioner()({ topic: 't', partitionMetadata: meta, message: { value: 'v' } })
     expect(meta.map((m) => m.partitionId)).toContain(keyless)

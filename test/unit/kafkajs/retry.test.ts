@@ -1,10 +1,6 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it, vi } from 'vitest'
-import {
-  KafkaJSError,
-  KafkaJSNonRetriableError,
-  KafkaJSNumberOfRetriesExceeded,
-} from '../../../src/kafkajs/errors.js'
+import { KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded } from '../../../src/kafkajs/errors.js'
 import {
   DEFAULT_RETRY,
   TEST_RETRY,
@@ -138,7 +134,7 @@ describe('matches kafkajs', () => {
     const options = { initialRetryTime: 20, factor: 0.3, multiplier: 1.7, maxRetryTime: 90, retries: 4 }
     const run = async (make: (o: object) => (fn: (b: unknown, c: number, t: number) => Promise<unknown>) => Promise<unknown>) => {
       let seed = 7
-      const random = vi.spyOn(Math, 'random').mockImplementation(() => ((seed = (seed * 48271) % 2147483647) / 2147483647))
+      const random = vi.spyOn(Math, 'random').mockImplementation(() => (seed = (seed * 48271) % 2147483647) / 2147483647)
       const calls: Array<[number, number]> = []
       const error = (await make(options)(async (_b, count, time) => {
         calls.push([count, time])

@@ -10,11 +10,18 @@ describe('offset runs', () => {
     record(runs, 12, 5) // source gap (compaction)
     record(runs, 13, 6)
     record(runs, 14, 9) // destination gap
-    expect(runs).toEqual([[5, 0, 5], [12, 5, 2], [14, 9, 1]])
+    expect(runs).toEqual([
+      [5, 0, 5],
+      [12, 5, 2],
+      [14, 9, 1],
+    ])
   })
 
   it('translates a committed offset to the first copied message at or after it', () => {
-    const runs: Run[] = [[5, 0, 5], [12, 5, 2]]
+    const runs: Run[] = [
+      [5, 0, 5],
+      [12, 5, 2],
+    ]
     expect(translate(runs, 0, 7)).toBe(0) // behind retention: the first copied message
     expect(translate(runs, 5, 7)).toBe(0)
     expect(translate(runs, 7, 7)).toBe(2)
@@ -30,7 +37,13 @@ describe('partition checksum', () => {
   it('ignores header order and batch boundaries, sees every field', () => {
     const one = chain(chain(EMPTY_CHECKSUM, m), m)
     expect(chain(chain(EMPTY_CHECKSUM, { ...m, headers: { a: Buffer.from('1'), b: '2' } }), m)).toBe(one)
-    for (const other of [{ ...m, key: null }, { ...m, key: Buffer.alloc(0) }, { ...m, value: null }, { ...m, timestamp: '2' }, { ...m, headers: { a: '1' } }]) {
+    for (const other of [
+      { ...m, key: null },
+      { ...m, key: Buffer.alloc(0) },
+      { ...m, value: null },
+      { ...m, timestamp: '2' },
+      { ...m, headers: { a: '1' } },
+    ]) {
       expect(chain(chain(EMPTY_CHECKSUM, other), m)).not.toBe(one)
     }
   })

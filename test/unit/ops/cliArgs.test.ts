@@ -50,9 +50,15 @@ describe('CLI arguments', () => {
 
 describe('table', () => {
   it('pads columns, right-aligns numbers and shows missing cells as -', () => {
-    expect(table(['name', 'count', 'note'], [['a', 1, null], ['long-name', 100, 'x']])).toBe(
-      'NAME       COUNT  NOTE\n' + 'a              1  -\n' + 'long-name    100  x\n',
-    )
+    expect(
+      table(
+        ['name', 'count', 'note'],
+        [
+          ['a', 1, null],
+          ['long-name', 100, 'x'],
+        ],
+      ),
+    ).toBe('NAME       COUNT  NOTE\n' + 'a              1  -\n' + 'long-name    100  x\n')
     expect(table(['only'], [])).toBe('ONLY\n')
   })
 })

@@ -24,7 +24,10 @@ describe('Grafana provisioning', () => {
   })
 
   it('has a file dashboard provider whose folder holds the dashboard', () => {
-    const { apiVersion, providers } = yaml('provisioning/dashboards/kafkajs-pgqueue.yml') as { apiVersion: number; providers: Array<{ name: string; type: string; options: { path: string } }> }
+    const { apiVersion, providers } = yaml('provisioning/dashboards/kafkajs-pgqueue.yml') as {
+      apiVersion: number
+      providers: Array<{ name: string; type: string; options: { path: string } }>
+    }
     expect(apiVersion).toBe(1)
     expect(providers).toHaveLength(1)
     expect(providers[0]).toMatchObject({ name: expect.any(String), type: 'file' })
@@ -33,7 +36,10 @@ describe('Grafana provisioning', () => {
   })
 
   it('has one default Prometheus datasource, on the Prometheus service that scrapes the ops server', () => {
-    const { apiVersion, datasources } = yaml('provisioning/datasources/prometheus.yml') as { apiVersion: number; datasources: Array<Record<string, unknown>> }
+    const { apiVersion, datasources } = yaml('provisioning/datasources/prometheus.yml') as {
+      apiVersion: number
+      datasources: Array<Record<string, unknown>>
+    }
     expect(apiVersion).toBe(1)
     expect(datasources.filter((d) => d.isDefault === true)).toHaveLength(1)
     const [ds] = datasources
@@ -58,10 +64,11 @@ describe('Grafana dashboard', () => {
     for (const p of dashboard.panels) {
       const { x, y, w, h } = p.gridPos
       expect([x, y, w, h].every(Number.isInteger) && x >= 0 && y >= 0 && w > 0 && h > 0 && x + w <= 24, `${p.title} gridPos`).toBe(true)
-      for (let i = x; i < x + w; i++) for (let j = y; j < y + h; j++) {
-        expect(cells.has(`${i},${j}`), `${p.title} overlaps another panel`).toBe(false)
-        cells.add(`${i},${j}`)
-      }
+      for (let i = x; i < x + w; i++)
+        for (let j = y; j < y + h; j++) {
+          expect(cells.has(`${i},${j}`), `${p.title} overlaps another panel`).toBe(false)
+          cells.add(`${i},${j}`)
+        }
       expect(p.targets.length, p.title).toBeGreaterThan(0)
       expect(new Set(p.targets.map((t) => t.refId)).size, `${p.title}: refIds`).toBe(p.targets.length)
     }

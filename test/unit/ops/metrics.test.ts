@@ -45,7 +45,15 @@ describe('consumer metrics', () => {
     const { consumer, emit } = fakeConsumer()
     const detach = attachConsumerMetrics(consumer, metrics, { groupId: 'configured' })
     emit(consumerEvents.END_BATCH_PROCESS, endBatch('t', 3, 250))
-    emit(consumerEvents.GROUP_JOIN, { groupId: 'joined', memberId: 'm', leaderId: 'm', isLeader: true, memberAssignment: {}, groupProtocol: 'x', duration: 1 })
+    emit(consumerEvents.GROUP_JOIN, {
+      groupId: 'joined',
+      memberId: 'm',
+      leaderId: 'm',
+      isLeader: true,
+      memberAssignment: {},
+      groupProtocol: 'x',
+      duration: 1,
+    })
     emit(consumerEvents.END_BATCH_PROCESS, endBatch('t', 2, 50))
     emit(consumerEvents.CRASH, { error: new Error('x'), groupId: 'joined', restart: true })
     detach()
@@ -83,7 +91,9 @@ describe('consumer metrics', () => {
         bands: [0, 1, 1],
       })
     }
-    const series = (await values(metrics.registry, 'messaging_queue_time_seconds')).filter((v) => v.metricName?.endsWith('_sum') || v.metricName?.endsWith('_count'))
+    const series = (await values(metrics.registry, 'messaging_queue_time_seconds')).filter(
+      (v) => v.metricName?.endsWith('_sum') || v.metricName?.endsWith('_count'),
+    )
     const byBand = (band: string, suffix: string) => series.find((v) => v.labels.messaging_priority === band && v.metricName!.endsWith(suffix))!.value
     expect(byBand('0', '_sum')).toBe(1)
     expect(byBand('1', '_sum')).toBe(2.5)
@@ -119,7 +129,12 @@ describe('producer metrics', () => {
     const original = producer.send
     const detach = attachProducerMetrics(producer, metrics)
     await producer.send({ topic: 'a', messages: [{ value: '1' }, { value: '2' }] })
-    await producer.sendBatch({ topicMessages: [{ topic: 'a', messages: [{ value: '3' }] }, { topic: 'b', messages: [{ value: '4' }] }] })
+    await producer.sendBatch({
+      topicMessages: [
+        { topic: 'a', messages: [{ value: '3' }] },
+        { topic: 'b', messages: [{ value: '4' }] },
+      ],
+    })
     detach()
     expect(producer.send).toBe(original)
     await producer.send({ topic: 'a', messages: [{ value: 'not counted' }] })

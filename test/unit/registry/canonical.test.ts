@@ -3,8 +3,17 @@ import { canonicalAvroText, schemaHash } from '../../../src/registry/canonical.j
 
 describe('canonicalAvroText', () => {
   it('gives one text for the same schema written with other whitespace, key order and type spelling', () => {
-    const a = { type: 'record', name: 'User', namespace: 'ns', fields: [{ name: 'id', type: 'long' }, { name: 'n', type: ['null', 'string'], default: null }] }
-    const b = JSON.parse(`{ "fields": [ {"type": {"type":"long"}, "name": "id"}, {"default": null, "name": "n", "type": ["null", {"type": "string"}]} ],
+    const a = {
+      type: 'record',
+      name: 'User',
+      namespace: 'ns',
+      fields: [
+        { name: 'id', type: 'long' },
+        { name: 'n', type: ['null', 'string'], default: null },
+      ],
+    }
+    const b =
+      JSON.parse(`{ "fields": [ {"type": {"type":"long"}, "name": "id"}, {"default": null, "name": "n", "type": ["null", {"type": "string"}]} ],
       "namespace": "ns", "name": "User", "type": "record" }`)
     expect(canonicalAvroText(b)).toBe(canonicalAvroText(a))
     expect(canonicalAvroText(a)).toBe(
@@ -37,7 +46,12 @@ describe('canonicalAvroText full names', () => {
   })
 
   it('drops a nested namespace equal to the enclosing one and keeps one that differs (the empty one included)', () => {
-    const nested = (inner: Record<string, unknown>) => ({ type: 'record', name: 'R', namespace: 'ns', fields: field({ type: 'enum', symbols: ['A'], ...inner }) })
+    const nested = (inner: Record<string, unknown>) => ({
+      type: 'record',
+      name: 'R',
+      namespace: 'ns',
+      fields: field({ type: 'enum', symbols: ['A'], ...inner }),
+    })
     const inherited = canonicalAvroText(nested({ name: 'E' }))
     expect(canonicalAvroText(nested({ name: 'E', namespace: 'ns' }))).toBe(inherited)
     expect(canonicalAvroText(nested({ name: 'ns.E' }))).toBe(inherited)

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { compatibilityProblems, parseCompatibilityLevel } from '../../../src/registry/compatibility.js'
 import { SchemaRegistryError } from '../../../src/registry/errors.js'
 
-const rec = (fields: object[]) => avro.Type.forSchema({ type: 'record', name: 'U', namespace: 'n', fields: [{ name: 'a', type: 'int' }, ...fields] } as avro.Schema)
+const rec = (fields: object[]) =>
+  avro.Type.forSchema({ type: 'record', name: 'U', namespace: 'n', fields: [{ name: 'a', type: 'int' }, ...fields] } as avro.Schema)
 const v1 = rec([])
 const addedRequired = rec([{ name: 'b', type: 'string' }]) // old data lacks b: not backward
 const addedOptional = rec([{ name: 'b', type: 'string', default: '' }]) // backward and forward

@@ -55,8 +55,13 @@ describe('dataHubCatalogue', () => {
   it('has DataHub settings per topic', () => {
     const byName = Object.fromEntries(dataHubCatalogue().map((r) => [r.name, r]))
     expect(Object.keys(byName).sort()).toEqual([
-      'DataHubUpgradeHistory_v1', 'DataHubUsageEvent_v1', 'FailedMetadataChangeProposal_v1', 'MetadataChangeLog_Timeseries_v1',
-      'MetadataChangeLog_Versioned_v1', 'MetadataChangeProposal_v1', 'PlatformEvent_v1',
+      'DataHubUpgradeHistory_v1',
+      'DataHubUsageEvent_v1',
+      'FailedMetadataChangeProposal_v1',
+      'MetadataChangeLog_Timeseries_v1',
+      'MetadataChangeLog_Versioned_v1',
+      'MetadataChangeProposal_v1',
+      'PlatformEvent_v1',
     ])
     expect(byName.MetadataChangeLog_Timeseries_v1).toMatchObject({ retentionMaxAgeSeconds: 7776000, aggressiveRetention: true, partitionCount: 1 })
     expect(byName.DataHubUpgradeHistory_v1).toMatchObject({ retentionMaxAgeSeconds: 0, maxRowsPerTopic: 10 })
@@ -65,7 +70,11 @@ describe('dataHubCatalogue', () => {
   })
 
   it('applies options, drops and adds topics, and validates', () => {
-    const rows = dataHubCatalogue({ partitions: 3, analyticsEnabled: false, topics: { PlatformEvent_v1: false, WorkEvent_v1: { partitionCount: 2 } } })
+    const rows = dataHubCatalogue({
+      partitions: 3,
+      analyticsEnabled: false,
+      topics: { PlatformEvent_v1: false, WorkEvent_v1: { partitionCount: 2 } },
+    })
     const names = rows.map((r) => r.name)
     expect(names).not.toContain('DataHubUsageEvent_v1')
     expect(names).not.toContain('PlatformEvent_v1')

@@ -6,20 +6,49 @@ import type { HistoryEvent } from '../../torture/history.js'
 
 type E = HistoryEvent
 const config: CheckConfig = {
-  sessionTimeoutMs: 1000, eos: [{ input: 'in', output: 'out' }], deadLetter: [{ input: 'dl', topic: 'dlq' }],
-  denseOffsets: true, fencedHandlers: true, lossyTopics: ['capped'],
+  sessionTimeoutMs: 1000,
+  eos: [{ input: 'in', output: 'out' }],
+  deadLetter: [{ input: 'dl', topic: 'dlq' }],
+  denseOffsets: true,
+  fencedHandlers: true,
+  lossyTopics: ['capped'],
 }
 
 /** Builders: times are explicit so each scenario reads as a timeline. */
-const ack = (t: number, w: string, value: string, topic = 'a', extra: Partial<E> = {}): E => ({ t, w, k: 'ack', via: 'send', topic, value, ...extra }) as E
+const ack = (t: number, w: string, value: string, topic = 'a', extra: Partial<E> = {}): E =>
+  ({ t, w, k: 'ack', via: 'send', topic, value, ...extra }) as E
 const sub = (t: number, w: string, g: string, topics: string[]): E => ({ t, w, k: 'sub', g, topics })
 const he = (t: number, w: string, h: number, partition = 0, g = 'g', topic = 'a'): E => ({ t, w, k: 'he', g, topic, partition, h })
 const hl = (t: number, w: string, h: number): E => ({ t, w, k: 'hl', h })
-const d = (t: number, w: string, offset: number, value: string, partition = 0, g = 'g', topic = 'a'): E =>
-  ({ t, w, k: 'd', g, topic, partition, offset: String(offset), value })
-const x = (t: number, w: string, offset: number, partition = 0, g = 'g', topic = 'a'): E => ({ t, w, k: 'x', g, topic, partition, offset: String(offset) })
-const c = (t: number, w: string, offset: number, partition = 0, g = 'g', topic = 'a'): E =>
-  ({ t, w, k: 'c', g, topic, partition, offset: String(offset), src: 'event' })
+const d = (t: number, w: string, offset: number, value: string, partition = 0, g = 'g', topic = 'a'): E => ({
+  t,
+  w,
+  k: 'd',
+  g,
+  topic,
+  partition,
+  offset: String(offset),
+  value,
+})
+const x = (t: number, w: string, offset: number, partition = 0, g = 'g', topic = 'a'): E => ({
+  t,
+  w,
+  k: 'x',
+  g,
+  topic,
+  partition,
+  offset: String(offset),
+})
+const c = (t: number, w: string, offset: number, partition = 0, g = 'g', topic = 'a'): E => ({
+  t,
+  w,
+  k: 'c',
+  g,
+  topic,
+  partition,
+  offset: String(offset),
+  src: 'event',
+})
 
 /** A member handling offsets [from, to] of partition 0, one handler per message, starting at t. */
 function handle(w: string, t: number, from: number, to: number, h0: number, values = (o: number) => `v${o}`): E[] {
@@ -65,13 +94,22 @@ describe('torture checker', () => {
   it('order: a first delivery of a lower offset after a higher one (same priority)', () => {
     const events: E[] = [
       sub(0, 'c1', 'g', ['a']),
-      ack(1, 'p', 'v0'), ack(2, 'p', 'v1'),
-      he(10, 'c1', 1), d(11, 'c1', 1, 'v1'), x(12, 'c1', 1), hl(13, 'c1', 1),
-      he(20, 'c1', 2), d(21, 'c1', 0, 'v0'), x(22, 'c1', 0), hl(23, 'c1', 2),
+      ack(1, 'p', 'v0'),
+      ack(2, 'p', 'v1'),
+      he(10, 'c1', 1),
+      d(11, 'c1', 1, 'v1'),
+      x(12, 'c1', 1),
+      hl(13, 'c1', 1),
+      he(20, 'c1', 2),
+      d(21, 'c1', 0, 'v0'),
+      x(22, 'c1', 0),
+      hl(23, 'c1', 2),
     ]
     expect(kinds(events)).toEqual(only('order'))
     // different priorities are different streams: an urgent message may overtake
-    const prioritized = events.map((e) => (e.k === 'd' && e.offset === '1' ? { ...e, value: 'v1@p0' } : e.k === 'ack' && e.value === 'v1' ? { ...e, value: 'v1@p0' } : e))
+    const prioritized = events.map((e) =>
+      e.k === 'd' && e.offset === '1' ? { ...e, value: 'v1@p0' } : e.k === 'ack' && e.value === 'v1' ? { ...e, value: 'v1@p0' } : e,
+    )
     expect(kinds(prioritized)).toEqual([])
   })
 
@@ -82,10 +120,19 @@ describe('torture checker', () => {
 
   it('concurrent: a handler past the session timeout may be overlapped, but its owner may not start another', () => {
     const takeover: E[] = [
-      sub(0, 'c1', 'g', ['a']), ack(1, 'p', 'v0'), ack(2, 'p', 'v1'),
-      he(10, 'zombie', 1), d(11, 'zombie', 0, 'v0'), // stalled for 5 s (session timeout 1 s)
-      he(2000, 'c2', 1), d(2001, 'c2', 0, 'v0'), x(2002, 'c2', 0), d(2003, 'c2', 1, 'v1'), x(2004, 'c2', 1), hl(2005, 'c2', 1),
-      x(5000, 'zombie', 0), hl(5001, 'zombie', 1),
+      sub(0, 'c1', 'g', ['a']),
+      ack(1, 'p', 'v0'),
+      ack(2, 'p', 'v1'),
+      he(10, 'zombie', 1),
+      d(11, 'zombie', 0, 'v0'), // stalled for 5 s (session timeout 1 s)
+      he(2000, 'c2', 1),
+      d(2001, 'c2', 0, 'v0'),
+      x(2002, 'c2', 0),
+      d(2003, 'c2', 1, 'v1'),
+      x(2004, 'c2', 1),
+      hl(2005, 'c2', 1),
+      x(5000, 'zombie', 0),
+      hl(5001, 'zombie', 1),
     ]
     expect(kinds(takeover)).toEqual([])
     const resumed: E[] = [...takeover, he(6000, 'c2', 2), he(6001, 'zombie', 2), hl(6100, 'zombie', 2), hl(6200, 'c2', 2)]
@@ -95,8 +142,10 @@ describe('torture checker', () => {
   it('concurrent: a SIGKILLed member is out of its handler from the kill on', () => {
     const events: E[] = [
       ...clean(),
-      he(100, 'c1', 50), { t: 110, w: 'orch', k: 'fault', f: 'kill', target: 'c1' },
-      he(120, 'c2', 1), hl(130, 'c2', 1),
+      he(100, 'c1', 50),
+      { t: 110, w: 'orch', k: 'fault', f: 'kill', target: 'c1' },
+      he(120, 'c2', 1),
+      hl(130, 'c2', 1),
     ]
     expect(kinds(events)).toEqual([])
   })
@@ -105,7 +154,8 @@ describe('torture checker', () => {
     const stall: E[] = [
       ...clean(),
       { t: 100, w: 'orch', k: 'fault', f: 'stop', target: 'c1' },
-      he(1200, 'c2', 1), hl(1210, 'c2', 1),
+      he(1200, 'c2', 1),
+      hl(1210, 'c2', 1),
       { t: 2000, w: 'orch', k: 'fault', f: 'cont', target: 'c1' },
     ]
     expect(kinds(stall)).toEqual([])
@@ -125,7 +175,11 @@ describe('torture checker', () => {
       sub(0, 'c1', 'g', ['a']),
       ...[0, 1, 2].map((o) => ack(o + 1, 'p', `v${o}`)),
       ack(4, 'p', 'v3@p0'),
-      he(10, 'c1', 1), d(11, 'c1', 3, 'v3@p0'), x(12, 'c1', 3), c(13, 'c1', 4), hl(14, 'c1', 1),
+      he(10, 'c1', 1),
+      d(11, 'c1', 3, 'v3@p0'),
+      x(12, 'c1', 3),
+      c(13, 'c1', 4),
+      hl(14, 'c1', 1),
       ...handle('c1', 20, 0, 2, 10),
     ]
     expect(kinds(events)).toEqual(only('commit-past-unprocessed'))
@@ -136,7 +190,15 @@ describe('torture checker', () => {
 
   it('eos-duplicate and eos-missing: each input offset has exactly one output', () => {
     const input = (t: number, o: number): E[] => [ack(t, 'p', `i${o}`, 'in'), d(t + 1, 't1', o, `i${o}`, 0, 'eos', 'in')]
-    const output = (t: number, o: number, at: number): E => ({ t, w: 'audit', k: 'a', topic: 'out', partition: 0, offset: String(at), value: eosOutputValue('in', 0, String(o)) })
+    const output = (t: number, o: number, at: number): E => ({
+      t,
+      w: 'audit',
+      k: 'a',
+      topic: 'out',
+      partition: 0,
+      offset: String(at),
+      value: eosOutputValue('in', 0, String(o)),
+    })
     const base: E[] = [sub(0, 't1', 'eos', ['in']), ...input(1, 0), ...input(3, 1), output(50, 0, 0), output(51, 1, 1)]
     expect(kinds(base)).toEqual([])
     expect(kinds([...base, output(52, 1, 2)])).toEqual(only('eos-duplicate'))
@@ -144,15 +206,29 @@ describe('torture checker', () => {
   })
 
   it('dead-letter: each poison offset is on the dead-letter topic once, and nothing handled or healthy is', () => {
-    const entry = (t: number, at: number, origin: number, value: string): E =>
-      ({ t, w: 'audit', k: 'a', topic: 'dlq', partition: 0, offset: String(at), value, origin: `dl/0@${origin}` })
+    const entry = (t: number, at: number, origin: number, value: string): E => ({
+      t,
+      w: 'audit',
+      k: 'a',
+      topic: 'dlq',
+      partition: 0,
+      offset: String(at),
+      value,
+      origin: `dl/0@${origin}`,
+    })
     // offset 1 is poison: delivered (each attempt fails), moved with its offset committed; 0 and 2 are handled
     const base: E[] = [
       sub(0, 'd1', 'gdl', ['dl']),
-      ack(1, 'p', 'v0', 'dl'), ack(2, 'p', 'v1!poison', 'dl'), ack(3, 'p', 'v2', 'dl'),
-      d(10, 'd1', 0, 'v0', 0, 'gdl', 'dl'), x(11, 'd1', 0, 0, 'gdl', 'dl'),
-      d(12, 'd1', 1, 'v1!poison', 0, 'gdl', 'dl'), c(20, 'd1', 2, 0, 'gdl', 'dl'),
-      d(21, 'd1', 2, 'v2', 0, 'gdl', 'dl'), x(22, 'd1', 2, 0, 'gdl', 'dl'), c(23, 'd1', 3, 0, 'gdl', 'dl'),
+      ack(1, 'p', 'v0', 'dl'),
+      ack(2, 'p', 'v1!poison', 'dl'),
+      ack(3, 'p', 'v2', 'dl'),
+      d(10, 'd1', 0, 'v0', 0, 'gdl', 'dl'),
+      x(11, 'd1', 0, 0, 'gdl', 'dl'),
+      d(12, 'd1', 1, 'v1!poison', 0, 'gdl', 'dl'),
+      c(20, 'd1', 2, 0, 'gdl', 'dl'),
+      d(21, 'd1', 2, 'v2', 0, 'gdl', 'dl'),
+      x(22, 'd1', 2, 0, 'gdl', 'dl'),
+      c(23, 'd1', 3, 0, 'gdl', 'dl'),
       entry(50, 0, 1, 'v1!poison'),
     ]
     const result = check(base, config)
@@ -171,7 +247,8 @@ describe('torture checker', () => {
 
   it('duplicate-write: an idempotent send stored twice; a plain send retried by the app is only counted', () => {
     const twice = (via: 'idempotent' | 'send'): E[] => [
-      sub(0, 'c1', 'g', ['a']), ack(1, 'p', 'v0', 'a', { via }),
+      sub(0, 'c1', 'g', ['a']),
+      ack(1, 'p', 'v0', 'a', { via }),
       ...handle('c1', 10, 0, 1, 0, () => 'v0'),
     ]
     expect(kinds(twice('idempotent'))).toEqual(only('duplicate-write'))
@@ -192,7 +269,9 @@ describe('torture checker', () => {
   })
 
   it('gap: an offset hole inside a partition', () => {
-    const events = clean().filter((e) => !((e.k === 'd' || e.k === 'x') && e.offset === '2')).filter((e) => !(e.k === 'ack' && e.value === 'v2'))
+    const events = clean()
+      .filter((e) => !((e.k === 'd' || e.k === 'x') && e.offset === '2'))
+      .filter((e) => !(e.k === 'ack' && e.value === 'v2'))
     expect(kinds(events)).toEqual(only('gap'))
     expect(kinds(events.filter((e) => e.k !== 'c'))).toEqual(only('gap'))
     expect(check(events, { ...config, denseOffsets: false }).violations.map((v) => v.kind)).not.toContain('gap')
