@@ -1,5 +1,6 @@
 // Explicit commits with priorities (issue #13 item 2): a commit of "offset + 1" for an urgent message read before
 // older, less urgent ones must not store an offset past those (they were never handed to the handler).
+import type { KafkaMessage } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 
@@ -33,6 +34,23 @@ async function expectNextMemberGetsTheRest(topic: string, group: string, stored:
   expect(BigInt(stored ?? '0')).toBeLessThanOrEqual(0n)
   expect(redelivered.slice(0, 5)).toEqual(normal.map((n) => n.value))
   expect(redelivered).not.toContain('urgent')
+}
+
+/** Five normal messages and an urgent one behind them, a group, and a consume-transform-produce copy of one message. */
+async function urgentBehindNormal() {
+  const topic = await t.createTopic(1)
+  const out = await t.createTopic(1)
+  const group = uniqueName('g')
+  const producer = await t.producer()
+  await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
+  const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+  const copy = async (partition: number, message: KafkaMessage) => {
+    const tx = await copier.transaction()
+    await tx.send({ topic: out, messages: [{ value: message.value }] })
+    await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }] })
+    await tx.commit()
+  }
+  return { topic, group, copy }
 }
 
 describe('explicit commits with priorities', () => {
@@ -71,12 +89,7 @@ describe('explicit commits with priorities', () => {
   }, 30_000)
 
   it('transaction.sendOffsets(offset + 1) of an urgent message (consume-transform-produce) stores no offset past the older ones', async () => {
-    const topic = await t.createTopic(1)
-    const out = await t.createTopic(1)
-    const group = uniqueName('g')
-    const producer = await t.producer()
-    await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
-    const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+    const { topic, group, copy } = await urgentBehindNormal()
 
     const first = await t.consumer({ groupId: group })
     await first.subscribe({ topic, fromBeginning: true })
@@ -88,10 +101,7 @@ describe('explicit commits with priorities', () => {
       eachMessage: async ({ message, partition }) => {
         seen.push(message.value!.toString())
         if (seen.length > 1) return
-        const tx = await copier.transaction()
-        await tx.send({ topic: out, messages: [{ value: message.value }] })
-        await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }] })
-        await tx.commit()
+        await copy(partition, message)
         copied()
       },
     })
@@ -150,12 +160,7 @@ describe('explicit commits with priorities', () => {
     expect(again).toEqual(['tail'])
   }, 30_000)
   it('a sendOffsets made while stop() waits for the handler is still fenced and translated per priority', async () => {
-    const topic = await t.createTopic(1)
-    const out = await t.createTopic(1)
-    const group = uniqueName('g')
-    const producer = await t.producer()
-    await producer.send({ topic, messages: [...normal, { value: 'urgent', partition: 0, priority: 0 }] as never[] })
-    const copier = await t.producer({ transactionalId: uniqueName('copier'), idempotent: true, maxInFlightRequests: 1 })
+    const { topic, group, copy } = await urgentBehindNormal()
 
     const first = await t.consumer({ groupId: group })
     await first.subscribe({ topic, fromBeginning: true })
@@ -169,10 +174,7 @@ describe('explicit commits with priorities', () => {
         if (message.value!.toString() !== 'urgent') return
         inHandler()
         await released
-        const tx = await copier.transaction()
-        await tx.send({ topic: out, messages: [{ value: message.value }] })
-        await tx.sendOffsets({ consumerGroupId: group, topics: [{ topic, partitions: [{ partition, offset: String(Number(message.offset) + 1) }] }] })
-        await tx.commit()
+        await copy(partition, message)
       },
     })
     await entered
