@@ -165,6 +165,8 @@ export class GroupMembership implements LocalGroupMember {
 
   /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never take a new generation. */
   heartbeatIfDue(): Promise<void> {
+    // called before every batch: when none is due (the usual case) answer at once, not behind the serial chain
+    if (!this.sharedBeat && this.now() - this.lastBeat < this.o.heartbeatInterval) return Promise.resolve()
     // concurrent callers share the one in flight, as KafkaJS's heartbeat does
     this.sharedBeat ??= this.serialized(async () => {
       if (this.now() - this.lastBeat < this.o.heartbeatInterval) return
