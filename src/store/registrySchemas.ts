@@ -9,6 +9,19 @@ const REFERENCES = (r: ReturnType<typeof registryTables>, id: string) => `COALES
     SELECT jsonb_agg(jsonb_build_object('name', x.name, 'subject', x.subject, 'version', x.version) ORDER BY x.position)
     FROM ${r.reference} x WHERE x.schema_id = ${id}), '[]'::jsonb)`
 
+/** A schema row and its references in one statement; with `withId` the id is given ($7), else generated. */
+const insertStatement = (r: ReturnType<typeof registryTables>, withId: boolean) => `
+      WITH ins AS (
+        INSERT INTO ${r.schema} (${withId ? 'id, ' : ''}schema_type, schema_text, canonical_hash) VALUES (${withId ? '$7, ' : ''}$1, $2, $3)
+        ON CONFLICT DO NOTHING
+        RETURNING id
+      ), refs AS (
+        INSERT INTO ${r.reference} (schema_id, position, name, subject, version)
+        SELECT ins.id, x.ord::int, x.name, x.subject, x.version
+        FROM ins, unnest($4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS x(name, subject, version, ord)
+      )
+      SELECT id FROM ins`
+
 const sql = statements('registrySchemas', (t) => {
   const r = registryTables(t)
   return {
@@ -16,29 +29,9 @@ const sql = statements('registrySchemas', (t) => {
     // The row and its references in one statement; a concurrent insert of the same hash makes this return no
     // row (the caller reads the winner's id with idByHash, which sees it once that transaction commits). So does
     // an id taken by an imported schema since the identity sequence last moved: the caller draws again.
-    insert: `
-      WITH ins AS (
-        INSERT INTO ${r.schema} (schema_type, schema_text, canonical_hash) VALUES ($1, $2, $3)
-        ON CONFLICT DO NOTHING
-        RETURNING id
-      ), refs AS (
-        INSERT INTO ${r.reference} (schema_id, position, name, subject, version)
-        SELECT ins.id, x.ord::int, x.name, x.subject, x.version
-        FROM ins, unnest($4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS x(name, subject, version, ord)
-      )
-      SELECT id FROM ins`,
+    insert: insertStatement(r, false),
     // IMPORT mode: the id comes with the schema. No row when the id or the hash is taken.
-    insertWithId: `
-      WITH ins AS (
-        INSERT INTO ${r.schema} (id, schema_type, schema_text, canonical_hash) VALUES ($7, $1, $2, $3)
-        ON CONFLICT DO NOTHING
-        RETURNING id
-      ), refs AS (
-        INSERT INTO ${r.reference} (schema_id, position, name, subject, version)
-        SELECT ins.id, x.ord::int, x.name, x.subject, x.version
-        FROM ins, unnest($4::text[], $5::text[], $6::int[]) WITH ORDINALITY AS x(name, subject, version, ord)
-      )
-      SELECT id FROM ins`,
+    insertWithId: insertStatement(r, true),
     // After an imported id, generated ids continue above it (never moved back: others may have drawn past it).
     advanceIds: `
       SELECT setval(q.seq, GREATEST($1::bigint, COALESCE(pg_sequence_last_value(q.seq::regclass), 1)))
