@@ -47,32 +47,57 @@ async function endAfter<T>(api: typeof Api, spans: Api.Span[], work: () => Promi
 }
 
 /**
+ * True when a span does nothing: it records nothing, has no valid context (the API's no-op tracer, no SDK
+ * registered, or tracing suppressed) and the propagators inject nothing for it. Every other span a tracer starts
+ * with the same parent is then the same no-op, so a send or a batch can skip the rest.
+ */
+function inert(api: typeof Api, parent: Api.Context, span: Api.Span): boolean {
+  if (span.isRecording() || api.trace.isSpanContextValid(span.spanContext())) return false
+  const carrier: Record<string, string> = {}
+  api.propagation.inject(api.trace.setSpan(parent, span), carrier)
+  return Object.keys(carrier).length === 0
+}
+
+function sendSpan(api: typeof Api, topic: string, message: Message, parent: Api.Context): Api.Span {
+  return tracer(api).startSpan(
+    `send ${topic}`,
+    {
+      kind: api.SpanKind.PRODUCER,
+      attributes: {
+        'messaging.system': MESSAGING_SYSTEM,
+        'messaging.destination.name': topic,
+        'messaging.operation.name': 'send',
+        'messaging.operation.type': 'send',
+        'messaging.kafka.message.key': keyAttribute(message),
+        'messaging.destination.partition.id': message.partition === undefined ? undefined : String(message.partition),
+      },
+    },
+    parent,
+  )
+}
+
+/**
  * One `send <topic>` span per message; `write` gets copies of the messages whose headers carry the span's
- * context (the caller's objects are left as they were).
+ * context (the caller's objects are left as they were). When the first span is inert (no SDK), `write` gets the
+ * batch as given: no span per message, no copies.
  */
 export function traceSend<T>(batch: ProducerBatch, write: (batch: ProducerBatch) => Promise<T>): Promise<T> {
   const api = otel()
   if (!api) return write(batch)
-  const spans: Api.Span[] = []
   const parent = api.context.active()
-  const topicMessages = (batch.topicMessages ?? []).map(({ topic, messages }) => ({
+  const given = batch.topicMessages ?? []
+  const first = given.find((tm) => (tm?.messages?.length ?? 0) > 0)
+  if (!first) return write(batch)
+  const probe = sendSpan(api, first.topic, first.messages[0]!, parent)
+  if (inert(api, parent, probe)) {
+    probe.end()
+    return write(batch)
+  }
+  const spans: Api.Span[] = []
+  const topicMessages = given.map(({ topic, messages }) => ({
     topic,
     messages: messages.map((message: Message) => {
-      const span = tracer(api).startSpan(
-        `send ${topic}`,
-        {
-          kind: api.SpanKind.PRODUCER,
-          attributes: {
-            'messaging.system': MESSAGING_SYSTEM,
-            'messaging.destination.name': topic,
-            'messaging.operation.name': 'send',
-            'messaging.operation.type': 'send',
-            'messaging.kafka.message.key': keyAttribute(message),
-            'messaging.destination.partition.id': message.partition === undefined ? undefined : String(message.partition),
-          },
-        },
-        parent,
-      )
+      const span = spans.length === 0 ? probe : sendSpan(api, topic, message, parent)
       spans.push(span)
       // headers that are not an object are left as given, for the producer's validation to refuse
       const own = message.headers as unknown
