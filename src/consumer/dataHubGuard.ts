@@ -1,6 +1,6 @@
 import type { PgQueueContext } from '../client/context.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { DATAHUB_POLL_WINDOW_MS, findDataHubPresence, type DataHubPresence } from '../store/dataHubMembers.js'
+import { DATAHUB_POLL_WINDOW_MS, type DataHubPresence } from '../store/dataHubMembers.js'
 
 /**
  * One group cannot be consumed by DataHub's own consumers and ours at once: DataHub leases single messages and
@@ -10,7 +10,7 @@ import { DATAHUB_POLL_WINDOW_MS, findDataHubPresence, type DataHubPresence } fro
  * "Sharing with DataHub".
  */
 export async function refuseGroupSharedWithDataHub(ctx: PgQueueContext, groupId: string, topicIds: string[]): Promise<void> {
-  const found = await findDataHubPresence(ctx.db.pool, ctx.tables, groupId, topicIds)
+  const found = await ctx.store.dataHubMembers.findDataHubPresence(groupId, topicIds)
   if (found.length > 0) throw protocolError('INCONSISTENT_GROUP_PROTOCOL', describe(groupId, found[0]))
 }
 

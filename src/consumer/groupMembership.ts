@@ -7,10 +7,10 @@ import type { LocalGroupMember } from '../client/groupMembers.js'
 import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { readGeneration, writeGeneration, type GenerationRow } from '../store/groupGeneration.js'
+import type { GenerationRow } from '../store/groupGeneration.js'
 import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
-import { acquireLeases, releaseLeases, type PartitionRef } from '../store/leases.js'
-import { announceMembershipChange, heartbeat, leaveGroup, type MemberRow } from '../store/members.js'
+import type { PartitionRef } from '../store/leases.js'
+import type { MemberRow } from '../store/members.js'
 import { claimStartPositions, type StartPosition } from '../store/offsets.js'
 import type { TopicRow } from '../store/topics.js'
 import { chooseProtocol, decodeAssignment, runAssigner, type GroupMemberOffer } from './assigners.js'
@@ -179,7 +179,7 @@ export class GroupMembership implements LocalGroupMember {
 
   async leave(): Promise<void> {
     const { ctx, groupId } = this.o
-    await leaveGroup(ctx.db.pool, ctx.tables, groupId, this.memberId, this.lockOwner)
+    await ctx.store.members.leaveGroup(groupId, this.memberId, this.lockOwner)
     for (const state of this.partitions.values()) state.revoked = true
     this.partitions.clear()
   }
@@ -213,7 +213,7 @@ export class GroupMembership implements LocalGroupMember {
     // protocol() is asked again on every rebalance, as KafkaJS asks it on every join
     const offers = (this.offered ??= this.offers())
     const beat = () =>
-      heartbeat(db.pool, ctx.tables, {
+      ctx.store.members.heartbeat({
         group: groupId,
         memberId: this.memberId,
         clientId: this.o.clientId,
@@ -240,9 +240,9 @@ export class GroupMembership implements LocalGroupMember {
     if (!this.announced) {
       // wake the group so its leader rebalances now rather than at its next heartbeat
       this.announced = true
-      await announceMembershipChange(db.pool, ctx.tables, groupId)
+      await ctx.store.members.announceMembershipChange(groupId)
     }
-    let generation = await readGeneration(db.pool, ctx.tables, groupId)
+    let generation = await ctx.store.groupGeneration.readGeneration(groupId)
     // the leader writes the next generation even from inside a batch (a member joined): its own round then stops
     // handing out and it takes the generation at the next sync, as a KafkaJS leader's heartbeat starts the rebalance
     if (members[0].memberId === this.memberId) generation = await this.lead(members, generation)
@@ -276,7 +276,7 @@ export class GroupMembership implements LocalGroupMember {
     const mine = this.o.assigners.map((a) => a.name)
     if (chooseProtocol(mine, others) !== null) return
     const { ctx, groupId } = this.o
-    await leaveGroup(ctx.db.pool, ctx.tables, groupId, this.memberId, this.lockOwner)
+    await ctx.store.members.leaveGroup(groupId, this.memberId, this.lockOwner)
     this.o.logger.error('No partition assigner in common with the group', { groupId, assigners: mine })
     throw protocolError('INCONSISTENT_GROUP_PROTOCOL')
   }
@@ -304,7 +304,7 @@ export class GroupMembership implements LocalGroupMember {
     const assigned = await runAssigner(assigner, members)
     const assignment = Object.fromEntries([...assigned].map(([id, bytes]) => [id, bytes.toString('base64')]))
     const seen = current?.generation ?? 0
-    const generation = await writeGeneration(ctx.db.pool, ctx.tables, {
+    const generation = await ctx.store.groupGeneration.writeGeneration({
       group: groupId,
       seen,
       leaderId: this.memberId,
@@ -312,7 +312,7 @@ export class GroupMembership implements LocalGroupMember {
       memberKey,
       assignment,
     })
-    if (generation === null) return readGeneration(ctx.db.pool, ctx.tables, groupId)
+    if (generation === null) return ctx.store.groupGeneration.readGeneration(groupId)
     logger.debug('Wrote group generation', { groupId, generation, protocol, members: members.length })
     return { generation, leaderId: this.memberId, protocol, memberKey, assignment }
   }
@@ -347,10 +347,10 @@ export class GroupMembership implements LocalGroupMember {
     if (lost.length === 0) return
     const { ctx, groupId } = this.o
     await this.o.beforeRevoke(lost)
-    await releaseLeases(ctx.db.pool, ctx.tables, groupId, this.lockOwner, lost)
+    await ctx.store.leases.releaseLeases(groupId, this.lockOwner, lost)
     for (const s of lost) this.drop(s)
     // the new owners are waiting for these leases: wake them
-    await announceMembershipChange(ctx.db.pool, ctx.tables, groupId)
+    await ctx.store.members.announceMembershipChange(groupId)
   }
 
   private drop(state: PartitionState): void {
@@ -367,13 +367,7 @@ export class GroupMembership implements LocalGroupMember {
     }
     const lifetime = this.o.sessionTimeout
     const sentAt = this.now()
-    const held = await acquireLeases(
-      ctx.db.pool,
-      ctx.tables,
-      { group: groupId, lockOwner: this.lockOwner, generation: this.generation },
-      lifetime,
-      wanted,
-    )
+    const held = await ctx.store.leases.acquireLeases({ group: groupId, lockOwner: this.lockOwner, generation: this.generation }, lifetime, wanted)
     // the database sets locked_until = its now() + lifetime, and its now() is after sentAt: until sentAt + lifetime
     // (less a margin for clock rates) nobody can take these over
     const deadline = sentAt + lifetime * 0.9

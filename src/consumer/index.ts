@@ -18,7 +18,6 @@ import { createNetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { validateTopicName } from '../kafkajs/messageValidation.js'
 import { validateOffsetEntry } from '../kafkajs/offsetValidation.js'
-import { listTopics } from '../store/topics.js'
 import { consumerRegistryFor } from '../ops/consumerRegistry.js'
 import { OBSERVE_BATCHES, type BatchObservable, type BatchObserver } from '../ops/hooks.js'
 import { traceEachBatch, traceEachMessage } from '../tracing/messaging.js'
@@ -213,7 +212,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
         if (typeof t === 'string') validateTopicName(t)
       }
       // a RegExp matches the topics that exist now, as in KafkaJS
-      const existing = wanted.some((t) => t instanceof RegExp) ? (await listTopics(ctx.db.pool, ctx.tables)).map((r) => r.name) : []
+      const existing = wanted.some((t) => t instanceof RegExp) ? (await ctx.store.topics.listTopics()).map((r) => r.name) : []
       for (const t of wanted) {
         const names = t instanceof RegExp ? existing.filter((name) => t.test(name)) : [t]
         for (const name of names) subscriptions.set(name, { fromBeginning: s.fromBeginning ?? false })

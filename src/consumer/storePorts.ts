@@ -1,8 +1,5 @@
 import type { PgQueueContext } from '../client/context.js'
 import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
-import { fetchPartitions } from '../store/fetch.js'
-import { commitOffsets } from '../store/offsets.js'
-import { topicWatermarks } from '../store/topics.js'
 import type { FetchSource } from './fetchManager.js'
 import type { OffsetWriter } from './offsetManager.js'
 
@@ -17,17 +14,10 @@ export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: M
   return {
     fetch: (partitions, limit, bulk) =>
       network.as('Fetch', () =>
-        fetchPartitions(
-          ctx.db.pool,
-          ctx.tables,
-          { group: groupId, lockOwner: member.lockOwner, generation: member.generation },
-          partitions,
-          limit,
-          bulk,
-        ),
+        ctx.store.fetch.fetchPartitions({ group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
       ),
     watermarks: async (topicId, partition) => {
-      const all = await network.as('ListOffsets', () => topicWatermarks(ctx.db.pool, ctx.tables, topicId))
+      const all = await network.as('ListOffsets', () => ctx.store.topics.topicWatermarks(topicId))
       const marks = all.find((w) => w.partition === partition)
       return { low: BigInt(marks?.low ?? '0'), high: BigInt(marks?.high ?? '0') }
     },
@@ -39,7 +29,7 @@ export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: 
   return {
     write: (commits, { exact, durable }) =>
       network.as('OffsetCommit', () =>
-        commitOffsets(ctx.db.pool, ctx.tables, groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
+        ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
       ),
     topicIds: async (topics) => new Map([...(await ctx.topics.get(ctx.db, topics))].map(([name, row]) => [name, row.id])),
   }

@@ -3,7 +3,9 @@
 // ctx.db.pool and ctx.tables at every call. Inside a transaction, storeFor(db, client) binds a client instead.
 import type { Database, Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
+import * as browse from './browse.js'
 import * as dataHubMembers from './dataHubMembers.js'
+import * as fetch from './fetch.js'
 import * as groupGeneration from './groupGeneration.js'
 import * as lag from './lag.js'
 import * as leases from './leases.js'
@@ -11,13 +13,17 @@ import * as members from './members.js'
 import * as messages from './messages.js'
 import * as offsetResets from './offsetResets.js'
 import * as offsets from './offsets.js'
+import * as partitionStats from './partitionStats.js'
 import * as partitions from './partitions.js'
+import * as producers from './producers.js'
 import * as registrations from './registrations.js'
 import * as topicConfig from './topicConfig.js'
 import * as topics from './topics.js'
 
 const modules = {
+  browse,
   dataHubMembers,
+  fetch,
   groupGeneration,
   lag,
   leases,
@@ -25,7 +31,9 @@ const modules = {
   messages,
   offsetResets,
   offsets,
+  partitionStats,
   partitions,
+  producers,
   registrations,
   topicConfig,
   topics,
