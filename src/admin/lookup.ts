@@ -1,6 +1,6 @@
 import type { PgQueueContext } from '../client/context.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
-import { seedLedger, topicWatermarks, type TopicRow, type Watermarks } from '../store/topics.js'
+import type { TopicRow, Watermarks } from '../store/topics.js'
 
 /**
  * Topic rows for admin calls, always read fresh (the shared cache may lag other processes). Any unknown name is
@@ -24,11 +24,10 @@ function missingTopic(): never {
  * seeded first so every partition is reported (and can be committed to).
  */
 export async function partitionWatermarks(ctx: PgQueueContext, row: TopicRow): Promise<Watermarks[]> {
-  const { pool } = ctx.db
-  let marks = await topicWatermarks(pool, ctx.tables, row.id)
+  let marks = await ctx.store.topics.topicWatermarks(row.id)
   if (marks.length < row.partitionCount) {
-    await seedLedger(pool, ctx.tables, row.id)
-    marks = await topicWatermarks(pool, ctx.tables, row.id)
+    await ctx.store.topics.seedLedger(row.id)
+    marks = await ctx.store.topics.topicWatermarks(row.id)
   }
   return marks
 }

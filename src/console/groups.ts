@@ -4,8 +4,6 @@ import type { Admin } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import kafkajs from '../kafkajs/upstream.js'
 import { consumerLag, type TopicLag } from '../ops/lag.js'
-import { readGeneration } from '../store/groupGeneration.js'
-import { liveMembers } from '../store/members.js'
 
 export interface GroupSummary {
   group: string
@@ -59,8 +57,8 @@ export async function groupSummaries(ctx: PgQueueContext, admin: Admin): Promise
 export async function groupDetail(ctx: PgQueueContext, admin: Admin, group: string): Promise<GroupDetail> {
   const [{ groups }, members, generation, lag] = await Promise.all([
     admin.describeGroups([group]),
-    liveMembers(ctx.db.pool, ctx.tables, group),
-    readGeneration(ctx.db.pool, ctx.tables, group),
+    ctx.store.members.liveMembers(group),
+    ctx.store.groupGeneration.readGeneration(group),
     consumerLag(ctx, { group, detailed: true }),
   ])
   const described = groups[0]!

@@ -7,8 +7,6 @@ import { toKafkaMessage } from '../consumer/batch.js'
 import { OpsError } from '../ops/errors.js'
 import type { AvroCodec } from '../registry/avroCodec.js'
 import { MAGIC_BYTE } from '../registry/wireFormat.js'
-import { browseMessages } from '../store/browse.js'
-import { offsetsByTimestamp } from '../store/topics.js'
 
 /** What the browser shows of a value; `text` is cut at MAX_SHOWN bytes (`truncated`). */
 export interface ShownValue {
@@ -58,12 +56,12 @@ export async function browse(ctx: PgQueueContext, codec: AvroCodec, req: BrowseR
   const marks = (await partitionWatermarks(ctx, row)).find((m) => m.partition === req.partition)!
   let from = req.offset
   if (from === undefined && req.timestamp !== undefined) {
-    const found = await offsetsByTimestamp(ctx.db.pool, ctx.tables, row.id, req.timestamp)
+    const found = await ctx.store.topics.offsetsByTimestamp(row.id, req.timestamp)
     from = found.find((f) => f.partition === req.partition)?.offset
   }
   from ??= marks.low
   const limit = req.limit ?? DEFAULT_LIMIT
-  const rows = await browseMessages(ctx.db.pool, ctx.tables, { topicId: row.id, partition: req.partition, fromOffset: from, limit, key: req.key })
+  const rows = await ctx.store.browse.browseMessages({ topicId: row.id, partition: req.partition, fromOffset: from, limit, key: req.key })
   const messages: BrowsedMessage[] = []
   for (const r of rows) {
     const { message } = toKafkaMessage(r, row.name, req.partition)

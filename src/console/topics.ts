@@ -3,8 +3,7 @@
 import type { PgQueueContext } from '../client/context.js'
 import { effectiveEntries, type EffectiveEntry } from '../admin/topicSettings.js'
 import { requireTopic, partitionWatermarks } from '../admin/lookup.js'
-import { allPartitionMarks, partitionUsage } from '../store/partitionStats.js'
-import { listTopics, type TopicRow } from '../store/topics.js'
+import type { TopicRow } from '../store/topics.js'
 
 export interface TopicSummary {
   name: string
@@ -50,7 +49,7 @@ const retentionOf = (row: TopicRow): Retention => ({
 const sum = (values: string[]) => values.reduce((a, v) => a + BigInt(v), 0n).toString()
 
 export async function topicSummaries(ctx: PgQueueContext): Promise<TopicSummary[]> {
-  const [rows, marks] = await Promise.all([listTopics(ctx.db.pool, ctx.tables), allPartitionMarks(ctx.db.pool, ctx.tables)])
+  const [rows, marks] = await Promise.all([ctx.store.topics.listTopics(), ctx.store.partitionStats.allPartitionMarks()])
   const byTopic = new Map<string, typeof marks>()
   for (const m of marks) {
     const list = byTopic.get(m.topic)
@@ -71,7 +70,7 @@ export async function topicSummaries(ctx: PgQueueContext): Promise<TopicSummary[
 
 export async function topicDetail(ctx: PgQueueContext, name: string): Promise<TopicDetail> {
   const row = await requireTopic(ctx, name)
-  const [marks, usage] = await Promise.all([partitionWatermarks(ctx, row), partitionUsage(ctx.db.pool, ctx.tables, row.id)])
+  const [marks, usage] = await Promise.all([partitionWatermarks(ctx, row), ctx.store.partitionStats.partitionUsage(row.id)])
   const used = new Map(usage.map((u) => [u.partition, u]))
   const partitionDetails = marks.map((m) => ({
     partition: m.partition,

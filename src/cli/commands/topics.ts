@@ -1,5 +1,4 @@
 import type { ITopicConfig } from 'kafkajs'
-import { listTopics } from '../../store/topics.js'
 import { CONNECTION_OPTIONS, JSON_OPTION, flag, int, pairs, positionals, type Command } from '../args.js'
 import { withKafka } from '../connect.js'
 import { table, writeJson } from '../format.js'
@@ -12,7 +11,7 @@ const list: Command = {
   options: COMMON,
   async run(p, io) {
     positionals(p, [])
-    const rows = await withKafka(p, io, ({ ctx }) => listTopics(ctx.db.pool, ctx.tables))
+    const rows = await withKafka(p, io, ({ ctx }) => ctx.store.topics.listTopics())
     if (flag(p, 'json')) return writeJson(io.stdout, rows)
     io.stdout.write(
       table(
@@ -65,7 +64,7 @@ const describe: Command = {
   async run(p, io) {
     const [name] = positionals(p, ['topic'])
     const result = await withKafka(p, io, async ({ admin, ctx }) => {
-      const row = (await listTopics(ctx.db.pool, ctx.tables)).find((r) => r.name === name)
+      const row = (await ctx.store.topics.listTopics()).find((r) => r.name === name)
       if (!row) return undefined
       const partitions = (await admin.fetchTopicOffsets(name!)).map(({ partition, low, high }) => ({
         partition,
