@@ -3,7 +3,7 @@ export * from './kafkajs/exports.js'
 import { registerSnappyCodec } from './kafkajs/exports.js'
 export { Kafka, type PgQueueKafkaConfig } from './kafka.js'
 export { createKafka } from './transport.js'
-export type { PgQueueProducer } from './producer/index.js'
+export type { PgQueueProducer, PgQueueTransaction } from './producer/index.js'
 export type {
   PgQueueConfig,
   PgQueueOptions,

@@ -149,6 +149,29 @@ describe('dead-letter extension', () => {
     await run.dl.disconnect()
   })
 
+  contract(
+    'a move is final: a DEAD_LETTER listener that throws does not fail the handler, so the message is not delivered and moved again',
+    async (t) => {
+      const topic = await t.topic(1, 'dlq_final')
+      await t.createTopics([{ topic: `${topic}.dlq`, numPartitions: 1 }])
+      const producer = await t.producer()
+      await producer.send({ topic, messages: ['m0', 'bad', 'm2'].map((value) => ({ key: 'k', value })) })
+      const run = await runWithDeadLetter(t, topic, { bad: Infinity })
+      let thrown = 0
+      run.dl.on(run.dl.events.DEAD_LETTER, () => {
+        if (thrown++ === 0) throw new Error('a listener that fails once')
+      })
+      // the partition goes on only after the move: by the time m2 is handled a second move would have happened
+      await run.handled.waitForCount(2)
+      expect(run.handled.messages.map((m) => m.value)).toEqual(['m0', 'm2'])
+      expect(run.calls).toEqual(['m0', 'bad', 'bad', 'bad', 'm2'])
+      expect(thrown).toBe(1)
+      const kafka = (await t.kafka()) as Kafka
+      expect((await readDeadLetters(kafka, `${topic}.dlq`)).map((e) => e.value!.toString())).toEqual(['bad'])
+      await run.dl.disconnect()
+    },
+  )
+
   contract('bad options are refused with KafkaJSNonRetriableError before anything connects', async (t) => {
     const kafka = (await t.kafka()) as Kafka
     for (const bad of [{ groupId: '' }, { groupId: 'g', maxAttempts: 0 }, { groupId: 'g', backoff: { jitter: 2 } }, { groupId: 'g', topic: '' }]) {

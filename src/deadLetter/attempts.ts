@@ -1,14 +1,34 @@
+import type { Queryable } from '../db/database.js'
 import type { Kafka as PgQueueKafka } from '../kafka.js'
-import { clearAttempts, listAttempts, readAttempts, recordAttempts, type AttemptKey, type FailingMessage } from '../store/deliveryAttempts.js'
+import {
+  claimMove,
+  clearAttempts,
+  isDone,
+  listAttempts,
+  readAttempts,
+  recordAttempts,
+  type AttemptKey,
+  type FailingMessage,
+} from '../store/deliveryAttempts.js'
 
 export type { AttemptKey, FailingMessage }
 
-/** Failed attempts per message of one group: where the count survives (or not) a restart. */
+/** Failed attempts per message of one group: where the count survives (or not) a restart, and where a move is marked. */
 export interface AttemptLog {
   /** failures recorded so far */
   read(key: AttemptKey): Promise<{ attempts: number }>
   failed(key: AttemptKey, attempts: number, error: string): Promise<void>
+  /** the message got through: its count goes */
   forget(key: AttemptKey): Promise<void>
+  /** the message was moved: its count goes (on pgQueue the move's claim marked its row, swept later by maintenance) */
+  moved(key: AttemptKey): void
+  /**
+   * pgQueue: in the move's transaction, marks the message moved; false when it was moved already or the group is
+   * past it (the move must not happen). Absent on Kafka, where nothing can join the move's transaction.
+   */
+  claim?(db: Queryable, key: AttemptKey, attempts: number, error: string): Promise<boolean>
+  /** whether the group is done with the message (moved, or committed past): looked up after a move whose outcome is unknown */
+  done(key: AttemptKey): Promise<boolean>
   close(): Promise<void>
 }
 
@@ -21,6 +41,8 @@ export function memoryAttempts(): AttemptLog {
     read: async (k) => ({ attempts: counts.get(id(k)) ?? 0 }),
     failed: async (k, attempts) => void counts.set(id(k), attempts),
     forget: async (k) => void counts.delete(id(k)),
+    moved: (k) => void counts.delete(id(k)),
+    done: async () => false,
     close: async () => counts.clear(),
   }
 }
@@ -32,6 +54,9 @@ export async function storedAttempts(kafka: PgQueueKafka): Promise<AttemptLog> {
     read: (k) => readAttempts(pool, tables, k),
     failed: (k, attempts, error) => recordAttempts(pool, tables, k, attempts, error),
     forget: (k) => clearAttempts(pool, tables, k),
+    moved: () => {},
+    claim: (db, k, attempts, error) => claimMove(db, tables, k, attempts, error),
+    done: (k) => isDone(pool, tables, k),
     close: release,
   }
 }

@@ -36,8 +36,19 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
   let from = 0
   let failing: KafkaMessage | undefined // failed before and not yet got through
   while (from < all.length) {
-    await policy.due(delivery(all[from]!))
-    const end = from + dueCount(all, from)
+    if ((await policy.due(delivery(all[from]!))) === 'done') {
+      p.resolveOffset(all[from]!.offset) // moved already: not handled again
+      from++
+      continue
+    }
+    let end = from + dueCount(all, from)
+    // a message whose move threw here is looked up before it is handled: it starts a run of its own
+    for (let i = from + 1; i < end; i++) {
+      if (policy.unsettled(delivery(all[i]!))) {
+        end = i
+        break
+      }
+    }
     let resolved = from - 1
     const index = new Map(all.slice(from, end).map((m, i) => [m.offset, from + i]))
     const resolveOffset = (offset: string) => {

@@ -8,11 +8,12 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { EachBatchHandler, EachMessageHandler, IHeaders, Kafka as KafkaJSKafka, Producer, ProducerRecord } from 'kafkajs'
 import { Kafka as PgQueueKafka } from '../kafka.js'
 import { KafkaJSError } from '../kafkajs/errors.js'
+import type { PgQueueTransaction } from '../producer/index.js'
 import { memoryAttempts, storedAttempts, type AttemptLog } from './attempts.js'
 import { handleBatch } from './batch.js'
 import { retryStateOf } from './headers.js'
 import { resolveOptions, type DeadLetterOptions, type ResolvedOptions } from './options.js'
-import { inPlacePolicy, retryTopicPolicy, type Delivery, type FailurePolicy, type PolicyRuntime } from './policy.js'
+import { idOf, inPlacePolicy, keyOf, retryTopicPolicy, type Delivery, type FailurePolicy, type PolicyRuntime } from './policy.js'
 
 export { DLT_HEADERS, RETRY_HEADERS, originOf, originalHeaders, type Origin } from './headers.js'
 export type { BackoffOptions, DeadLetterOptions, RetryMode } from './options.js'
@@ -91,8 +92,17 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
   let inFlight = 0
   const idle = new EventEmitter()
 
-  const emit = (type: EventName, payload: DeadLetterEventPayload) =>
-    emitter.emit(type, { id: String(eventId++), type, timestamp: Date.now(), payload } satisfies DeadLetterEvent)
+  /** moves that threw here (the transaction's outcome not learned): looked up before the message is handled again */
+  const unsettled = new Set<string>()
+
+  // a listener that throws must not fail the handler: the move is done, and a failure would deliver it again
+  const emit = (type: EventName, payload: DeadLetterEventPayload) => {
+    try {
+      emitter.emit(type, { id: String(eventId++), type, timestamp: Date.now(), payload } satisfies DeadLetterEvent)
+    } catch (e) {
+      kafka.logger().error('A dead-letter event listener threw; ignored', { type, error: asError(e).message })
+    }
+  }
   const about = (d: Delivery, attempts: number, error: Error) => ({
     groupId: o.groupId,
     topic: d.topic,
@@ -105,29 +115,57 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
   /** one transaction at a time on the producer: partitions consumed concurrently move their messages in turn */
   let moving: Promise<unknown> = Promise.resolve()
 
-  /** The send on to `topic` and the offset commit: one transaction when the producer has an id. */
-  async function forward(d: Delivery, topic: string, headers: IHeaders): Promise<void> {
+  /**
+   * The send on to `topic` and the offset commit: one transaction when the producer has an id. False when the
+   * message had been moved already (pgQueue: the transaction found its mark and aborted).
+   */
+  async function forward(d: Delivery, topic: string, headers: IHeaders, attempts: number, error: Error): Promise<boolean> {
     const record = { topic, messages: [{ key: d.message.key, value: d.message.value, headers }] }
     if (!transactionalId) {
       await producer.send(record)
-      return
+      return true
     }
-    const turn = moving.then(() => moveInTransaction(d, record))
+    const turn = moving.then(() => moveInTransaction(d, record, attempts, error))
     moving = turn.catch(() => undefined)
     return turn
   }
 
-  async function moveInTransaction(d: Delivery, record: ProducerRecord): Promise<void> {
+  /**
+   * On pgQueue the transaction first marks the message moved (delivery_attempt.moved_at): a second move of it (this
+   * process delivered it again after a move it saw fail, a stalled member moving late) finds the mark, or waits for
+   * the first move's COMMIT and then finds it, and aborts. Generations fence the offset commit besides.
+   */
+  async function moveInTransaction(d: Delivery, record: ProducerRecord, attempts: number, error: Error): Promise<boolean> {
+    const claim = attemptLog?.claim
+    const key = keyOf(o, d)
+    if (claim) unsettled.add(idOf(key))
     const tx = await producer.transaction()
     try {
+      const marked = claim && (await (tx as PgQueueTransaction).within((db) => claim(db, key, attempts, `${error.name}: ${error.message}`)))
+      if (claim && !marked) {
+        await tx.abort()
+        unsettled.delete(idOf(key))
+        return false
+      }
       await tx.send(record)
       const next = (BigInt(d.message.offset) + 1n).toString()
       await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: d.topic, partitions: [{ partition: d.partition, offset: next }] }] })
       await tx.commit()
+      unsettled.delete(idOf(key))
+      return true
     } catch (e) {
       if (tx.isActive()) await tx.abort().catch(() => undefined)
       throw e
     }
+  }
+
+  /** A message whose move threw here: `done` when the group turns out to be done with it (moved, or committed past). */
+  async function settle(d: Delivery): Promise<'handle' | 'done'> {
+    const key = keyOf(o, d)
+    if (!unsettled.has(idOf(key)) || !attemptLog) return 'handle'
+    const done = await attemptLog.done(key)
+    unsettled.delete(idOf(key))
+    return done ? 'done' : 'handle'
   }
 
   /** Waits `ms`, heartbeating so the group does not take the partition away while the message waits. */
@@ -143,6 +181,8 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
   const runtime: PolicyRuntime = {
     o,
     forward,
+    settle,
+    unsettled: (d) => unsettled.has(idOf(keyOf(o, d))),
     wait,
     retried: (d, attempts, error, delayMs, retryTopic) =>
       emit(DEAD_LETTER_EVENTS.RETRY, { ...about(d, attempts, error), delayMs, ...(retryTopic ? { retryTopic } : {}) }),
@@ -152,7 +192,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
 
   /** Calls the handler until it gets through the message or the policy moves the message on. */
   async function handle(handler: EachMessageHandler, p: Parameters<EachMessageHandler>[0], policy: FailurePolicy): Promise<void> {
-    await policy.due(p)
+    if ((await policy.due(p)) === 'done') return
     let failed = false
     for (;;) {
       try {
@@ -190,12 +230,9 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
     events: DEAD_LETTER_EVENTS,
     async connect() {
       await producer.connect()
-      if (o.mode === 'retry-topics') {
-        policy ??= retryTopicPolicy(runtime)
-        return
-      }
+      // on pgQueue both modes mark their moves in delivery_attempt
       attemptLog ??= onPgQueue ? await storedAttempts(kafka) : memoryAttempts()
-      policy ??= inPlacePolicy(runtime, attemptLog)
+      policy ??= o.mode === 'retry-topics' ? retryTopicPolicy(runtime) : inPlacePolicy(runtime, attemptLog)
     },
     async disconnect() {
       stopping.abort()
@@ -204,6 +241,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
       await producer.disconnect()
       await attemptLog?.close()
       attemptLog = undefined
+      unsettled.clear()
       policy = undefined
     },
     on(event, listener) {

@@ -16,15 +16,21 @@ import { createRetrier } from '../kafkajs/retry.js'
 import { writeDeferred } from './deferredWrite.js'
 import { planSend, writePlan, type PartitionBatch, type Partitioner, type TopicBatch } from './sendMessages.js'
 import { traceSend } from '../tracing/messaging.js'
-import { TransactionManager } from './transaction.js'
+import { TransactionManager, type PgQueueTransaction } from './transaction.js'
+
+export type { PgQueueTransaction }
 
 type Status = 'disconnected' | 'connecting' | 'connected' | 'disconnecting'
 
-/** KafkaJS's Producer plus the transactional outbox: send through the caller's own connection and transaction. */
+/**
+ * KafkaJS's Producer plus the transactional outbox: send through the caller's own connection and transaction; and a
+ * transaction that can carry the caller's own writes (within).
+ */
 export interface PgQueueProducer extends Producer {
   /** Writes inside `client`'s open transaction: the messages commit or roll back with the caller's own rows. */
   sendWith(client: Queryable, record: ProducerRecord): Promise<RecordMetadata[]>
   sendBatchWith(client: Queryable, batch: ProducerBatch): Promise<RecordMetadata[]>
+  transaction(): Promise<PgQueueTransaction>
 }
 
 /** KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. */

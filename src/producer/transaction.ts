@@ -1,6 +1,7 @@
 import type { Logger, Offsets, ProducerBatch, RecordMetadata, Transaction } from 'kafkajs'
 import type pg from 'pg'
 import type { PgQueueContext } from '../client/context.js'
+import type { Queryable } from '../db/database.js'
 import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
 import { observed } from '../db/roundTrips.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
@@ -23,6 +24,12 @@ interface TransactionState {
 
 type SendWithin = (client: pg.PoolClient, batch: ProducerBatch) => Promise<RecordMetadata[]>
 
+/** KafkaJS's Transaction, plus the caller's own writes in it (the outbox's sendWith the other way round). */
+export interface PgQueueTransaction extends Transaction {
+  /** Runs `work` on the transaction's connection: what it writes commits or rolls back with the transaction. */
+  within<T>(work: (client: Queryable) => Promise<T>): Promise<T>
+}
+
 /**
  * KafkaJS transactions as PostgreSQL transactions on one held connection: sends insert, sendOffsets writes the
  * group's offsets, commit/abort are COMMIT/ROLLBACK. Consumers see nothing before COMMIT, and a rollback also
@@ -43,7 +50,7 @@ export class TransactionManager {
     private readonly sendWithin: SendWithin,
   ) {}
 
-  async begin(): Promise<Transaction> {
+  async begin(): Promise<PgQueueTransaction> {
     const id = this.transactionalId
     if (!id) throw new KafkaJSNonRetriableError('Must provide transactional id for transactional producer')
     if (this.active && !this.active.ended) {
@@ -173,6 +180,10 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         if (owner) state.leases.push({ owner, partitions: commits })
+      },
+      within: async (work) => {
+        assertActive()
+        return work(client)
       },
       commit: () => end(true),
       abort: () => end(false),
