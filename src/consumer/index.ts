@@ -24,6 +24,7 @@ import { traceEachBatch, traceEachMessage } from '../tracing/messaging.js'
 import { GroupMembership, type Subscription } from './groupMembership.js'
 import { PauseRegistry } from './pauseRegistry.js'
 import { assignerCluster, createAssigners } from './assigners.js'
+import { isRetriableCrash } from './crashCause.js'
 import { FetchManager } from './fetchManager.js'
 import { OffsetManager } from './offsetManager.js'
 import { Runner } from './runner.js'
@@ -134,8 +135,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   const onCrash = async (e: Error, run: ConsumerRunConfig) => {
     logger.error(`Crash: ${e.name}: ${e.message}`, { groupId, retryCount: (e as { retryCount?: number }).retryCount })
     await stopRunner().catch(() => undefined)
-    const original = rootCause(e)
-    const retriable = e.name === 'KafkaJSNumberOfRetriesExceeded' || (original as { retriable?: boolean }).retriable === true
+    const retriable = isRetriableCrash(e)
     let restart = retriable
     if (retriable && settings.retry.restartOnFailure) {
       restart = await settings.retry.restartOnFailure(e).catch((err: Error) => {
@@ -290,10 +290,4 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   // the health check follows every consumer of this Kafka (ops/health.ts)
   consumerRegistryFor(ctx).track(consumer, groupId)
   return consumer
-}
-
-function rootCause(e: Error): Error {
-  let current: Error = e
-  while ((current as { cause?: Error }).cause) current = (current as { cause?: Error }).cause!
-  return current
 }

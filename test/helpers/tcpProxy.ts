@@ -7,6 +7,8 @@ export interface CuttingProxy {
   connectionString: string
   /** The next request a client sends (after `skip` more) is delivered, its response swallowed, and that connection cut. */
   cutAfterNextRequest(skip?: number): void
+  /** Cuts every open connection and refuses new ones for `ms` (the server as clients see it while it restarts). */
+  blackout(ms: number): void
   cuts: number
 }
 
@@ -15,12 +17,18 @@ export async function startCuttingProxy(target: string): Promise<CuttingProxy> {
   const sockets = new Set<net.Socket>()
   let armed = false
   let skipping = 0
+  let refusingUntil = 0
   const proxy: CuttingProxy = {
     connectionString: '',
     cuts: 0,
     cutAfterNextRequest: (skip = 0) => void ((armed = true), (skipping = skip)),
+    blackout(ms) {
+      refusingUntil = Date.now() + ms
+      for (const s of sockets) s.destroy()
+    },
   }
   const server = net.createServer((client) => {
+    if (Date.now() < refusingUntil) return void client.destroy()
     const upstream = net.connect(Number(url.port || 5432), url.hostname)
     sockets.add(client).add(upstream)
     let doomed = false
