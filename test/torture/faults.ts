@@ -1,8 +1,10 @@
 // Fault injection at seeded random times: SIGKILL (respawned), SIGSTOP past the session timeout then SIGCONT,
 // pg_terminate_backend of one client connection, a restart of the private server, a connection cut right after a
-// request (lost answer), a slow network, a step of a worker's wall clock. Each fault is recorded before it happens.
+// request (lost answer), a slow network, a step of a worker's wall clock, a long transaction holding a partition's
+// write lock while the waiting clients' connections time out. Each fault is recorded before it happens.
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
+import { quoteIdent } from '../../src/db/identifiers.js'
 import type { Fleet } from './fleet.js'
 import type { FaultKind, Recorder } from './history.js'
 import type { FaultProxy } from './proxy.js'
@@ -19,8 +21,10 @@ export interface FaultTargets {
   dir: string
   /** application_name prefix of the run's client connections */
   appPrefix: string
-  /** direct (not proxied) connection for pg_terminate_backend */
+  /** direct (not proxied) connection for pg_terminate_backend and the lock holder */
   adminUrl?: string
+  /** the run's schema (pgQueue) */
+  schema?: string
   server?: PrivateServer
   proxy?: FaultProxy
 }
@@ -90,6 +94,8 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
       t.proxy!.delay(ms, Date.now() + forMs)
       return
     }
+    case 'lock':
+      return holdPartitionLock(t)
     case 'clock': {
       // mostly group members (their liveness and commits must not follow the wall clock), now and then another
       const victims = fleet.live((s) => rng.chance(0.2) || s.spec.role === 'consumer' || s.spec.role === 'transform')
@@ -114,3 +120,42 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
 
 /** the current step of each worker's wall clock (a respawned worker is a new writer and starts on the true time) */
 const clockSteps = new Map<string, number>()
+
+/**
+ * A transaction beside the clients (DataHub's producer, an operator's session) holds one partition's write lock —
+ * DataHub's advisory lock, which every writer of ours takes — for a while; meanwhile the proxy cuts every client
+ * connection whose request has waited some hundred ms. A cut send is retried on a new connection while its first
+ * attempt still waits on the server: both must not be stored (the idempotent dedup must look after the lock).
+ */
+async function holdPartitionLock(t: FaultTargets): Promise<void> {
+  const { rng, rec } = t
+  const client = new pg.Client({ connectionString: t.adminUrl, connectionTimeoutMillis: 2000 })
+  client.on('error', () => undefined)
+  const fn = (name: string) => `${quoteIdent(t.schema!)}.${quoteIdent(`metadata_queue_${name}`)}`
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ id: string; topic_name: string; partition_count: number }>(
+      `SELECT id, topic_name, partition_count FROM ${fn('topic')}`,
+    )
+    if (rows.length === 0) return
+    const topic = rng.pick(rows)
+    const partition = rng.int(0, topic.partition_count - 1)
+    const holdMs = rng.int(500, 3000)
+    const cutAfterMs = rng.int(150, 600)
+    await client.query('BEGIN')
+    await client.query(`SELECT pg_advisory_xact_lock(${fn('lock_key')}($1, $2))`, [topic.id, partition])
+    rec.record({
+      k: 'fault',
+      f: 'lock',
+      target: `${topic.topic_name}/${partition}`,
+      detail: `write lock held ${holdMs} ms; requests unanswered for ${cutAfterMs} ms are cut`,
+    })
+    t.proxy!.cutSlow(cutAfterMs, Date.now() + holdMs)
+    await new Promise((resolve) => setTimeout(resolve, holdMs))
+    await client.query('COMMIT')
+  } catch {
+    // the server may be restarting: the lock went with it
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}

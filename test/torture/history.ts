@@ -174,7 +174,7 @@ export interface Stat extends Base {
   n: number
 }
 
-export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'delay' | 'clock'
+export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'delay' | 'clock' | 'lock'
 
 export type HistoryEvent =
   | Ack

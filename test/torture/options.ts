@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import type { FaultKind } from './history.js'
 import { CONSUMER_OPS, HANDLERS, PRODUCER_OPS, type ConsumerOp, type Handler, type ProducerOp, type Transport } from './spec.js'
 
-export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock']
+export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock', 'lock']
 
 export interface Mix {
   producerOps: ProducerOp[]

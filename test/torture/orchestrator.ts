@@ -117,8 +117,8 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     if (Date.now() >= faultsUntil) break
     const kind = rng.pick(opts.faults)
     injected.set(kind, (injected.get(kind) ?? 0) + 1)
-    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, server, proxy }).catch((e) =>
-      rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
+    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, schema, server, proxy }).catch(
+      (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
     )
   }
   await sleep(Math.max(0, faultsUntil - Date.now()))
