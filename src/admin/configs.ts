@@ -3,7 +3,9 @@
 import type { DescribeConfigResponse, IResourceConfig, ResourceConfigQuery } from 'kafkajs'
 import kafkajs from '../kafkajs/upstream.js'
 import type { PgQueueContext } from '../client/context.js'
-import { replaceTopicSettings, type TopicSettings } from '../store/topicConfig.js'
+import { storeFor } from '../store/handle.js'
+import type { TopicSettings } from '../store/topicConfig.js'
+import { transaction } from '../store/transactions.js'
 import { fail, notSupported } from './errors.js'
 import { requireTopics } from './lookup.js'
 import { effectiveEntries, settingsFromEntries } from './topicSettings.js'
@@ -95,8 +97,9 @@ export async function alterConfigs(ctx: PgQueueContext, req: { validateOnly?: bo
   )
   const changes: Array<[string, TopicSettings]> = resources.map((r) => [r.name, settingsFromEntries(r.configEntries, ctx.config.topicDefaults)])
   if (!validateOnly) {
-    await ctx.db.transaction(async (client) => {
-      for (const [name, settings] of changes) await replaceTopicSettings(client, ctx.tables, name, settings)
+    await transaction(ctx.db, async (client) => {
+      const store = storeFor(ctx.db, client)
+      for (const [name, settings] of changes) await store.topicConfig.replaceTopicSettings(name, settings)
     })
     ctx.topics.forget(changes.map(([name]) => name))
   }

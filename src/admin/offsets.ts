@@ -9,6 +9,7 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { markOffsets, type MarkedOffset } from '../store/offsetResets.js'
 import { commitOffsets, type OffsetCommit } from '../store/offsets.js'
 import { type TopicRow } from '../store/topics.js'
+import { transaction } from '../store/transactions.js'
 import { fail } from './errors.js'
 import { partitionWatermarks, requireTopic, requireTopics } from './lookup.js'
 
@@ -153,7 +154,7 @@ async function writeOffsets(ctx: PgQueueContext, logger: Logger, groupId: string
   if (commits.length === 0 && marks.length === 0) return
   // DataHub-made topics may lack ledger rows, which both writes join on
   await partitionWatermarks(ctx, row)
-  await ctx.db.transaction(async (q) => {
+  await transaction(ctx.db, async (q) => {
     await markOffsets(q, ctx.tables, groupId, marks)
     if (commits.length > 0) await commitOffsets(q, ctx.tables, groupId, commits, { lockOwner: null, exact: true })
   })

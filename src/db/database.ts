@@ -47,30 +47,6 @@ export class Database {
     }
     return client
   }
-
-  /**
-   * Runs fn inside BEGIN/COMMIT on one pooled client; ROLLBACK on error. READ COMMITTED whatever the server's default:
-   * sequence allocation must see what committed before it took its lock.
-   */
-  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.checkout()
-    let broken = false
-    try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
-      const result = await fn(client)
-      await client.query('COMMIT')
-      return result
-    } catch (err) {
-      try {
-        await client.query('ROLLBACK')
-      } catch {
-        broken = true // the connection is gone; do not return it to the pool
-      }
-      throw err
-    } finally {
-      client.release(broken || undefined)
-    }
-  }
 }
 
 export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(

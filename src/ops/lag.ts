@@ -1,9 +1,10 @@
-import type pg from 'pg'
 // Consumer lag and DataHub's offset reset. Lag is measured against the sequence ledger's high watermark
 // (next_seq - 1), not MAX(seq) of stored rows as DataHub does: retention may empty a partition without the log end
 // moving back, so an empty partition is neither "lagging" nor falsely STUCK_AHEAD, and can be reset.
 import type { PgQueueContext } from '../client/context.js'
-import { resetOffsetsToHigh, type OffsetCell } from '../store/lag.js'
+import { storeFor } from '../store/handle.js'
+import type { OffsetCell } from '../store/lag.js'
+import { rolledBack } from '../store/transactions.js'
 import { OpsError, badRequest } from './errors.js'
 
 export const STUCK_AHEAD = 'STUCK_AHEAD'
@@ -161,23 +162,10 @@ export async function resetOffsets(ctx: PgQueueContext, req: ResetRequest = {}):
     fillMissing: group !== undefined && topic !== undefined && !onlyStuckAhead,
   }
   const cells = req.dryRun
-    ? await rolledBack(ctx, (client) => resetOffsetsToHigh(client, ctx.tables, filter))
+    ? await rolledBack(ctx.db, (client) => storeFor(ctx.db, client).lag.resetOffsetsToHigh(filter))
     : await ctx.store.lag.resetOffsetsToHigh(filter)
   const resets = cells.map((c) => ({ ...c, high: c.newOffset }))
   const log = ctx.logger.namespace('Operations')
   if (!req.dryRun) for (const r of resets) log.warn('Consumer offset reset to the high watermark', { ...r })
   return { partitionsUpdated: resets.length, resets }
-}
-
-/** Runs fn in a transaction that is always rolled back: a statement's exact effect, without keeping it. */
-async function rolledBack<T>(ctx: PgQueueContext, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await ctx.db.checkout()
-  let broken = false
-  try {
-    await client.query('BEGIN')
-    return await fn(client)
-  } finally {
-    await client.query('ROLLBACK').catch(() => (broken = true))
-    client.release(broken || undefined)
-  }
 }

@@ -3,18 +3,19 @@ import type pg from 'pg'
 import type { PgQueueContext } from '../client/context.js'
 import type { Queryable } from '../db/database.js'
 import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
-import { observed } from '../db/roundTrips.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { hasLocalMember, localMemberHolding } from '../client/groupMembers.js'
-import { lockHeldLeases, type PartitionRef } from '../store/leases.js'
-import { commitOffsets } from '../store/offsets.js'
-import { bumpProducerEpoch, currentEpoch, holdsEpoch, limitTransactionIdle, registerTransaction, settleLostCommit } from '../store/producers.js'
+import { storeFor, type Store } from '../store/handle.js'
+import type { PartitionRef } from '../store/leases.js'
+import { begin, endTransaction, rollback } from '../store/transactions.js'
 
 interface TransactionState {
   client: pg.PoolClient
+  /** the store bound to `client` */
+  store: Store
   ended: boolean
   /** sendOffsets was refused: the transaction can only abort */
   fenced: boolean
@@ -59,20 +60,24 @@ export class TransactionManager {
       )
     }
     const { db } = this.ctx
+    // the pool's store, bound now: a disconnect during the transaction leaves ctx without a database
+    const pooled = storeFor(db)
     let client: pg.PoolClient
+    let store: Store
     try {
       if (this.epoch === undefined) {
-        const taken = await this.network.as('InitProducerId', () => bumpProducerEpoch(db.pool, db.tables, id))
+        const taken = await this.network.as('InitProducerId', () => pooled.producers.bumpProducerEpoch(id))
         if (taken.aborted) this.logger.warn('Aborted the open transaction of an older producer with this transactional id', { transactionalId: id })
         this.epoch = taken.epoch
       }
       client = await db.checkout()
+      store = storeFor(db, client)
       try {
-        await registerTransaction(client, db.tables, id, this.epoch)
-        // explicit: offsets are assigned at COMMIT, which a REPEATABLE READ or SERIALIZABLE snapshot (a server
+        await store.producers.registerTransaction(id, this.epoch)
+        // READ COMMITTED: offsets are assigned at COMMIT, which a REPEATABLE READ or SERIALIZABLE snapshot (a server
         // default_transaction_isolation) cannot do
-        await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
-        await limitTransactionIdle(client, db.tables, this.transactionTimeout)
+        await begin(client)
+        await store.producers.limitTransactionIdle(this.transactionTimeout)
       } catch (e) {
         client.release(true)
         throw e
@@ -80,7 +85,7 @@ export class TransactionManager {
     } catch (e) {
       throw toKafkaJSError(e, 'transaction')
     }
-    const state: TransactionState = { client, ended: false, fenced: false, leases: [] }
+    const state: TransactionState = { client, store, ended: false, fenced: false, leases: [] }
     this.active = state
     const epoch = this.epoch
 
@@ -93,26 +98,25 @@ export class TransactionManager {
       let broken = false
       let committing = false
       try {
-        if (commit && !(await holdsEpoch(client, db.tables, id, epoch))) {
-          await client.query('ROLLBACK')
+        if (commit && !(await store.producers.holdsEpoch(id, epoch))) {
+          await rollback(client)
           this.logger.error('Transaction refused: a newer producer took this transactional id', { transactionalId: id })
           throw protocolError('INVALID_PRODUCER_EPOCH')
         }
         if (commit && !(await this.stillHeld(state))) {
-          await client.query('ROLLBACK')
+          await rollback(client)
           this.logger.error('Transaction refused: its consumer no longer holds the partitions of its offsets', { transactionalId: id })
           throw protocolError('ILLEGAL_GENERATION')
         }
-        const verb = commit ? 'COMMIT' : 'ROLLBACK'
         committing = commit
-        await this.network.as('EndTxn', () => observed(client, verb, [], () => client.query(verb)))
+        await this.network.as('EndTxn', () => endTransaction(client, commit ? 'commit' : 'rollback'))
       } catch (e) {
         broken = !(e as { type?: string }).type
         if (!commit) return
         // the connection broke at COMMIT (no SQLSTATE: the answer was lost, not refused): find out what the server
         // did, as KafkaJS retries EndTxn until the coordinator answers, so a retry of the batch copies nothing twice
         if (broken && committing && sqlState(e) === undefined) {
-          const outcome = await settleLostCommit(db.pool, db.tables, id, epoch).catch(() => 'unknown' as const)
+          const outcome = await pooled.producers.settleLostCommit(id, epoch).catch(() => 'unknown' as const)
           if (outcome === 'committed') {
             this.logger.warn('The answer to COMMIT was lost; the transaction had committed', { transactionalId: id })
             return
@@ -124,7 +128,7 @@ export class TransactionManager {
           }
         }
         // our connection may have been terminated by a successor taking the id: report that as fencing
-        if (broken && (await currentEpoch(db.pool, db.tables, id).catch(() => epoch)) !== epoch) {
+        if (broken && (await pooled.producers.currentEpoch(id).catch(() => epoch)) !== epoch) {
           throw protocolError('INVALID_PRODUCER_EPOCH')
         }
         throw toKafkaJSError(e, 'commit')
@@ -169,7 +173,7 @@ export class TransactionManager {
           return priorityPositions ? { ...c, offset: undefined, priorityPositions } : c
         })
         const done = await this.network.as('TxnOffsetCommit', () =>
-          commitOffsets(client, db.tables, consumerGroupId, positioned, {
+          store.offsets.commitOffsets(consumerGroupId, positioned, {
             lockOwner: owner?.lockOwner ?? null,
             generation: owner?.generation,
             exact: true,
@@ -195,7 +199,7 @@ export class TransactionManager {
   private async stillHeld(state: TransactionState): Promise<boolean> {
     if (state.fenced) return false
     for (const { owner, partitions } of state.leases) {
-      const held = await lockHeldLeases(state.client, this.ctx.db.tables, owner, partitions)
+      const held = await state.store.leases.lockHeldLeases(owner, partitions)
       if (held.length < new Set(partitions.map((p) => `${p.topicId}:${p.partition}`)).size) return false
     }
     return true
@@ -206,7 +210,7 @@ export class TransactionManager {
     const active = this.active
     if (!active || active.ended) return
     active.ended = true
-    await active.client.query('ROLLBACK').catch(() => undefined)
+    await rollback(active.client).catch(() => undefined)
     active.client.release()
   }
 }

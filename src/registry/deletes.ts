@@ -15,10 +15,11 @@ import {
   versionSoftDeleted,
 } from './errors.js'
 import type { VersionSelector } from '../store/registryTypes.js'
+import { transaction } from '../store/transactions.js'
 
 /** DELETE /subjects/{s}[?permanent=true]: the versions deleted. */
 export async function deleteSubject(db: Database, t: Tables, subject: string, permanent: boolean): Promise<number[]> {
-  return db.transaction(async (client) => {
+  return transaction(db, async (client) => {
     await lockSubject(client, t, subject)
     const all = await subjectVersions(client, t, subject, true)
     if (all.length === 0) throw subjectNotFound(subject)
@@ -39,7 +40,7 @@ export async function deleteSubject(db: Database, t: Tables, subject: string, pe
 
 /** DELETE /subjects/{s}/versions/{v}[?permanent=true]: the version deleted. */
 export async function deleteSubjectVersion(db: Database, t: Tables, subject: string, selector: VersionSelector, permanent: boolean): Promise<number> {
-  return db.transaction(async (client) => {
+  return transaction(db, async (client) => {
     await lockSubject(client, t, subject)
     const all = await subjectVersions(client, t, subject, true)
     if (all.length === 0) throw subjectNotFound(subject)

@@ -10,6 +10,7 @@ import type { Tables } from '../db/tables.js'
 import { GLOBAL_SUBJECT } from '../store/registryConfig.js'
 import { effectiveMode, getMode, setMode } from '../store/registryMode.js'
 import { findSchemaById, findSchemaIdByHash, insertSchemaWithId } from '../store/registrySchemas.js'
+import { transaction } from '../store/transactions.js'
 import {
   deleteVersion,
   insertVersion,
@@ -26,7 +27,7 @@ import type { PreparedSchema } from './resolver.js'
 
 /** PUT /mode[/{s}] {"mode": "IMPORT"}[?force=true] */
 export async function enterImportMode(db: Database, t: Tables, subject: string | undefined, force: boolean): Promise<void> {
-  await db.transaction(async (client) => {
+  await transaction(db, async (client) => {
     if (subject === undefined) await lockRegistry(client, t)
     else await lockSubject(client, t, subject)
     const current = subject === undefined ? await getMode(client, t, GLOBAL_SUBJECT) : await effectiveMode(client, t, subject)

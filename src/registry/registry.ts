@@ -6,6 +6,7 @@ import { Database, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
 import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
+import { transaction } from '../store/transactions.js'
 import {
   insertVersion,
   listSubjects,
@@ -69,7 +70,7 @@ export class PgSchemaRegistry {
     checkSubject(subject)
     const given = givenIdentity(input)
     const prepared = await this.resolver.prepare(input)
-    return this.db.transaction(async (client) => {
+    return transaction(this.db, async (client) => {
       await lockSubject(client, this.tables, subject)
       await assertRegistrable(client, this.tables, subject, given.id !== undefined)
       if (given.id !== undefined) return importVersion(client, this.tables, subject, prepared, given.id, given.version)

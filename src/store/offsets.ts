@@ -2,6 +2,7 @@ import { run, type Database, type Queryable } from '../db/database.js'
 import { sqlState } from '../db/pgErrors.js'
 import type { Tables } from '../db/tables.js'
 import { statements } from './statement.js'
+import { transaction } from './transactions.js'
 
 /**
  * One partition's commit. offset_value is the last processed seq, which equals the Kafka committed offset
@@ -151,7 +152,7 @@ export async function claimStartPositions(
 ): Promise<{ positions: StartPosition[]; busy: StartClaim[] }> {
   if (partitions.length === 0) return { positions: [], busy: [] }
   const claim = (some: StartClaim[]) =>
-    db.transaction(async (client) => {
+    transaction(db, async (client) => {
       await run(client, sql(db.tables).lockTimeout, [String(Math.max(1, Math.round(lockTimeoutMs)))])
       const values = [group, some.map((p) => p.topicId), some.map((p) => p.partition), some.map((p) => p.fromBeginning)]
       return (await run<StartPosition>(client, sql(db.tables).start, values)).rows
