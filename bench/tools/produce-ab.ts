@@ -1,8 +1,8 @@
 // A/B of batched produce between checkouts, in one run: each round runs, for every tree in turn (the order
 // rotating), one child process that sends `--messages` 256 B messages in sends of `--batch` to a fresh 1-partition
-// topic (one send at a time, acks = all) and reports msg/s and its own CPU per message. For the server's side,
-// time the statements themselves with bench/tools/statement-ab.cjs.
-//   npx tsx bench/tools/produce-ab.ts [--rounds 4] [--messages 100000] [--batch 1000] <tree> <tree> ...
+// topic (acks = all; `--in-flight` sends outstanding at a time, a list compares those counts too) and reports msg/s
+// and its own CPU per message. For the server's side, time the statements themselves with bench/tools/statement-ab.cjs.
+//   npx tsx bench/tools/produce-ab.ts [--rounds 4] [--messages 100000] [--batch 1000] [--in-flight 1,2,4] <tree> <tree> ...
 // AB_CPU_PROF=<dir> writes each child's CPU profile there (bench/tools/summarize-cpuprofile.cjs reads them).
 // A tree is a checkout with node_modules (a symlink to this one's is enough). PostgreSQL from DATABASE_URL.
 import { fork } from 'node:child_process'
@@ -22,23 +22,26 @@ const flag = (name: string, dflt: string): string => {
 const rounds = Number(flag('--rounds', '4'))
 const total = Number(flag('--messages', '100000'))
 const batch = Number(flag('--batch', '1000'))
+const inFlights = flag('--in-flight', '1').split(',').map(Number)
 /** a directory for the children's CPU profiles (node --cpu-prof) */
 const profiles = process.env.AB_CPU_PROF
-const trees = argv.map((t) => path.resolve(t))
+/** every (tree, sends in flight) pair is one variant */
+const variants = argv.flatMap((t) => inFlights.map((inFlight) => ({ tree: path.resolve(t), inFlight })))
+const name = (v: (typeof variants)[number]) => (inFlights.length > 1 ? `${v.tree} (${v.inFlight} in flight)` : v.tree)
 const url = process.env.DATABASE_URL
-if (!url || trees.length === 0)
-  throw new Error('usage: DATABASE_URL=... tsx bench/tools/produce-ab.ts [--rounds n] [--messages n] [--batch n] <tree>...')
+if (!url || variants.length === 0)
+  throw new Error('usage: DATABASE_URL=... tsx bench/tools/produce-ab.ts [--rounds n] [--messages n] [--batch n] [--in-flight n,...] <tree>...')
 
 interface Report {
   perSecond: number
   cpuUs: number
 }
 
-function runChild(tree: string, schema: string, topic: string): Promise<Report> {
+function runChild({ tree, inFlight }: (typeof variants)[number], schema: string, topic: string): Promise<Report> {
   const child = fork(path.join(tree, 'bench', 'tools', 'produce-child.ts'), [], {
     cwd: tree,
     execArgv: ['--import', 'tsx', ...(profiles ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])],
-    env: { ...process.env, AB_PRODUCE: JSON.stringify({ url, schema, topic, total, batch }) },
+    env: { ...process.env, AB_PRODUCE: JSON.stringify({ url, schema, topic, total, batch, inFlight }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   return new Promise((resolve, reject) => {
@@ -50,17 +53,17 @@ function runChild(tree: string, schema: string, topic: string): Promise<Report> 
 async function main(): Promise<void> {
   const runId = randomBytes(3).toString('hex')
   const schema = `bench_pab_${runId}`
-  const rates: number[][] = trees.map(() => [])
-  const clientUs: number[][] = trees.map(() => [])
+  const rates: number[][] = variants.map(() => [])
+  const clientUs: number[][] = variants.map(() => [])
   try {
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < trees.length; k++) {
-        const i = (k + r) % trees.length
-        const rep = await runChild(trees[i]!, schema, `pab-${runId}-${r}-${i}`)
+      for (let k = 0; k < variants.length; k++) {
+        const i = (k + r) % variants.length
+        const rep = await runChild(variants[i]!, schema, `pab-${runId}-${r}-${i}`)
         rates[i]!.push(rep.perSecond)
         clientUs[i]!.push(rep.cpuUs)
         console.log(
-          `round ${r + 1} ${trees[i]}: ${Math.round(rep.perSecond)} msg/s, client CPU ${rep.cpuUs.toFixed(2)} µs/msg (load ${os.loadavg()[0]!.toFixed(1)})`,
+          `round ${r + 1} ${name(variants[i]!)}: ${Math.round(rep.perSecond)} msg/s, client CPU ${rep.cpuUs.toFixed(2)} µs/msg (load ${os.loadavg()[0]!.toFixed(1)})`,
         )
       }
     }
@@ -69,9 +72,9 @@ async function main(): Promise<void> {
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
     await pool.end()
   }
-  for (let i = 0; i < trees.length; i++) {
+  for (let i = 0; i < variants.length; i++) {
     console.log(
-      `${trees[i]}: batch ${batch}, median ${Math.round(median(rates[i]!))} msg/s (x${medianRatio(rates, i)}), client CPU ${median(clientUs[i]!).toFixed(2)} µs/msg (x${medianRatio(clientUs, i)}); ratios are per-round medians against the first tree`,
+      `${name(variants[i]!)}: batch ${batch}, median ${Math.round(median(rates[i]!))} msg/s (x${medianRatio(rates, i)}), client CPU ${median(clientUs[i]!).toFixed(2)} µs/msg (x${medianRatio(clientUs, i)}); ratios are per-round medians against the first variant`,
     )
   }
 }

@@ -3,7 +3,7 @@
 import { produce, withProducer } from '../lib/produce.js'
 import { createTopic, type Target } from '../lib/target.js'
 
-const c = JSON.parse(process.env.AB_PRODUCE ?? 'null') as { url: string; schema: string; topic: string; total: number; batch: number } | null
+const c = JSON.parse(process.env.AB_PRODUCE ?? 'null') as { url: string; schema: string; topic: string; total: number; batch: number; inFlight?: number } | null
 if (!c || !process.send) throw new Error('bench/tools/produce-child.ts is started by bench/tools/produce-ab.ts')
 
 async function main(cfg: NonNullable<typeof c>): Promise<void> {
@@ -12,7 +12,7 @@ async function main(cfg: NonNullable<typeof c>): Promise<void> {
   const { perSecond, cpuUs } = await withProducer(target, async (p) => {
     await produce(p, cfg.topic, 2000, Math.min(cfg.batch, 100), 4) // warm-up: connections, statements
     const u0 = process.cpuUsage()
-    const r = await produce(p, cfg.topic, cfg.total, cfg.batch, 1)
+    const r = await produce(p, cfg.topic, cfg.total, cfg.batch, cfg.inFlight ?? 1)
     const u = process.cpuUsage(u0)
     return { perSecond: r.perSecond, cpuUs: (u.user + u.system) / cfg.total }
   })
