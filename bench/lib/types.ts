@@ -31,6 +31,12 @@ export interface Sizes {
   scalingMessages: number
   scalingPartitions: number[]
   scalingGroups: number[]
+  /** producer processes sending at once (to one partition, then to 16) */
+  scalingProducers: number[]
+  /** stored messages a member drains */
+  scalingBacklogs: number[]
+  /** produce + consume with maintenance on a topic with 10 s retention (pgQueue; 0: skipped) */
+  scalingChurnSeconds: number
 }
 
 export const FULL: Sizes = {
@@ -45,8 +51,11 @@ export const FULL: Sizes = {
   footprint: 1_000_000,
   transactionSeconds: 10,
   scalingMessages: 100_000,
-  scalingPartitions: [1, 16, 128],
-  scalingGroups: [1, 3, 10],
+  scalingPartitions: [1, 16, 128, 1024],
+  scalingGroups: [1, 3, 10, 30],
+  scalingProducers: [1, 4, 16],
+  scalingBacklogs: [1_000_000],
+  scalingChurnSeconds: 60,
 }
 
 export const QUICK: Sizes = {
@@ -63,6 +72,9 @@ export const QUICK: Sizes = {
   scalingMessages: 10_000,
   scalingPartitions: [1, 16],
   scalingGroups: [1, 3],
+  scalingProducers: [2],
+  scalingBacklogs: [],
+  scalingChurnSeconds: 0,
 }
 
 export interface RunContext {

@@ -73,6 +73,8 @@ export interface GroupResult {
   members: Done[]
   /** deliveries (including duplicates) */
   count: number
+  /** when the members were released (resumed) */
+  goAt: number
   firstAt: number
   lastAt: number
   /** deliveries / (lastAt - firstAt) */
@@ -98,12 +100,14 @@ export async function runMembers(
   for (const m of members) groups.set(m.config.groupId, [...(groups.get(m.config.groupId) ?? []), m])
   const drainedAt = new Map<string, number>()
   let target = new Map<number, number>()
+  let goAt: number
   try {
     const joinTimeout = opts.joinTimeoutMs ?? 120_000
     await until('the group(s) to settle', joinTimeout, members, () => settled(groups, topic, partitions))
     // settled twice, 300 ms apart: no rebalance was still under way
     await new Promise((r) => setTimeout(r, 300))
     await until('the group(s) to settle', joinTimeout, members, () => settled(groups, topic, partitions))
+    goAt = performance.timeOrigin + performance.now()
     for (const m of members) m.proc.send({ type: 'go' })
     target = typeof ends === 'function' ? await ends() : ends
     const expected = [...target.values()].reduce((a, b) => a + b, 0)
@@ -132,6 +136,7 @@ export async function runMembers(
       groupId,
       members: done,
       count,
+      goAt,
       firstAt,
       lastAt,
       perSecond: expected / (Math.max(lastAt - firstAt, 1) / 1000),

@@ -10,10 +10,16 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 }
 
-export async function latencyScenario(ctx: RunContext): Promise<Row[]> {
-  const topic = `bench-latency-${ctx.runId}`
+export interface Latencies {
+  p50: number
+  p99: number
+  max: number
+  detail: Record<string, number>
+}
+
+/** Send-call-to-handler latencies of single messages sent at `rate` for `seconds` to a fresh 1-partition topic. */
+export async function measureLatency(ctx: RunContext, topic: string, rate: number, seconds: number): Promise<Latencies> {
   await createTopic(ctx.target, topic, 1)
-  const { latencyRate: rate, latencySeconds: seconds } = ctx.sizes
   const [g] = await withProducer(ctx.target, async (producer) => {
     await producer.send({ topic, messages: [{ value: Buffer.alloc(8) }] }) // connect and prepare before the clock starts
     return runMembers(
@@ -27,10 +33,15 @@ export async function latencyScenario(ctx: RunContext): Promise<Row[]> {
     )
   })
   const samples = g!.members.flatMap((m) => m.latencies).sort((a, b) => a - b)
-  const [p50, p99, max] = [percentile(samples, 50), percentile(samples, 99), samples[samples.length - 1] ?? NaN]
-  ctx.log(`latency at ${rate} msg/s: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(1)} ms (${samples.length} samples)`)
-  const label = (what: string) => `latency at ${rate.toLocaleString('en-US')} msg/s, ${what}`
   const detail = { rate, seconds, samples: samples.length, p90: percentile(samples, 90), p999: percentile(samples, 99.9) }
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? NaN, detail }
+}
+
+export async function latencyScenario(ctx: RunContext): Promise<Row[]> {
+  const { latencyRate: rate, latencySeconds: seconds } = ctx.sizes
+  const { p50, p99, max, detail } = await measureLatency(ctx, `bench-latency-${ctx.runId}`, rate, seconds)
+  ctx.log(`latency at ${rate} msg/s: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms, max ${max.toFixed(1)} ms (${detail.samples} samples)`)
+  const label = (what: string) => `latency at ${rate.toLocaleString('en-US')} msg/s, ${what}`
   return [
     { key: 'latency.p50', scenario: 'latency', label: label('p50'), unit: 'ms', value: p50, detail },
     { key: 'latency.p99', scenario: 'latency', label: label('p99'), unit: 'ms', value: p99 },

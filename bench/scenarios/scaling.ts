@@ -1,19 +1,34 @@
-// scaling: how throughput changes with the number of partitions and of groups (issue 20's scaling table, the subset
-// that runs in minutes). Per partition count: one producer sends batches of 1,000 spread round robin over the
-// partitions (each send writes one statement per partition), then one member drains them (eachBatch). Per group
-// count: that many groups (one member process each) drain the same stored messages of a 1-partition topic at once.
+// scaling: how the figures change with partitions, groups, producer processes, backlog size and background load
+// (issue 20's scaling table). Every step runs on both backends unless it says otherwise.
+// - partitions: one producer sends batches of 1,000 spread round robin over the partitions (each send writes one
+//   statement per partition), then one member drains them (eachBatch). From 1,024 partitions on, 20 messages per
+//   partition (a send of 1,000 is then 1,000 one-row statements on pgQueue: the full count would take minutes).
+// - groups: that many groups (one member process each) drain the same stored messages of a 1-partition topic at once.
+// - producer processes: that many processes (bench/producer.ts) send batches of 100 at once, one send at a time each,
+//   to one partition or to 16 (each send to one partition, the next send to the next: Kafka's sticky batches).
+// - backlog: that many messages stored, then one member drains them (eachBatch): drain rate and the time from its
+//   release to its first delivery (the first fetch at the head of the backlog).
+// - latency under load: the latency scenario's 1,000 msg/s single sends, while another process sends batches of
+//   1,000 at 10 per second to another topic and, on pgQueue, runs maintenance (vacuum included) back to back.
+// - churn (pgQueue): a producer process (batches of 100 at 50 per second, maintenance back to back) and a
+//   consuming group run together on a topic with 10 s retention; then the dead tuples left in the message, offset
+//   and lease tables and the rows still stored.
+import { churn, relationSizes } from '../lib/pgstats.js'
 import { MESSAGE_BYTES, prefill, produce, withProducer } from '../lib/produce.js'
-import { createTopic, highWatermarks } from '../lib/target.js'
+import { startProducers } from '../lib/producers.js'
+import { createTopic, highWatermarks, makeKafka, type Target } from '../lib/target.js'
 import type { Row, RunContext } from '../lib/types.js'
 import { runMembers } from '../lib/workers.js'
 import { member } from './consume.js'
+import { measureLatency } from './latency.js'
 
 const BATCH = 1000
+const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
 
-export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
-  const total = ctx.sizes.scalingMessages
+async function partitionSteps(ctx: RunContext): Promise<Row[]> {
   const rows: Row[] = []
   for (const partitions of ctx.sizes.scalingPartitions) {
+    const total = partitions >= 1024 ? Math.min(ctx.sizes.scalingMessages, 20 * partitions) : ctx.sizes.scalingMessages
     const topic = `bench-scaling-p${partitions}-${ctx.runId}`
     await createTopic(ctx.target, topic, partitions)
     const r = await withProducer(ctx.target, async (p) => {
@@ -24,7 +39,7 @@ export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
     rows.push({
       key: `scaling.produce.p${partitions}`,
       scenario: 'scaling',
-      label: `scaling: produce ${MESSAGE_BYTES} B, batch 1,000 over ${partitions} partition${partitions > 1 ? 's' : ''}`,
+      label: `scaling: produce ${MESSAGE_BYTES} B, batch 1,000 over ${plural(partitions, 'partition')}`,
       unit: 'msg/s',
       value: r.perSecond,
       detail: { messages: total, partitions, ms: Math.round(r.ms) },
@@ -35,12 +50,29 @@ export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
     rows.push({
       key: `scaling.consume.p${partitions}`,
       scenario: 'scaling',
-      label: `scaling: consume ${partitions} partition${partitions > 1 ? 's' : ''}, one member (eachBatch)`,
+      label: `scaling: consume ${plural(partitions, 'partition')}, one member (eachBatch)`,
       unit: 'msg/s',
       value: g!.perSecond,
       detail: { messages: total + Math.min(total, 2000), partitions, ms: Math.round(g!.lastAt - g!.firstAt) },
     })
+    if (partitions >= 1024) await deleteTopic(ctx.target, topic) // a shared broker keeps no thousand idle partitions
   }
+  return rows
+}
+
+async function deleteTopic(target: Target, topic: string): Promise<void> {
+  const admin = makeKafka(target, 'bench-admin').admin()
+  await admin.connect()
+  try {
+    await admin.deleteTopics({ topics: [topic] })
+  } finally {
+    await admin.disconnect()
+  }
+}
+
+async function groupSteps(ctx: RunContext): Promise<Row[]> {
+  const rows: Row[] = []
+  const total = ctx.sizes.scalingMessages
   const topic = `bench-scaling-fanout-${ctx.runId}`
   await createTopic(ctx.target, topic, 1)
   await prefill(ctx.target, topic, total)
@@ -56,11 +88,151 @@ export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
     rows.push({
       key: `scaling.fanout.g${groups}`,
       scenario: 'scaling',
-      label: `scaling: fan-out to ${groups} group${groups > 1 ? 's' : ''} (eachBatch)`,
+      label: `scaling: fan-out to ${plural(groups, 'group')} (eachBatch)`,
       unit: 'deliveries/s',
       value: perSecond,
       detail: { messages: total, groups, deliveries, ms: Math.round(lastAt - firstAt) },
     })
   }
+  return rows
+}
+
+async function producerSteps(ctx: RunContext): Promise<Row[]> {
+  const rows: Row[] = []
+  const total = ctx.sizes.scalingMessages
+  for (const partitions of [1, 16]) {
+    for (const processes of ctx.sizes.scalingProducers) {
+      const topic = `bench-scaling-pp${processes}-p${partitions}-${ctx.runId}`
+      await createTopic(ctx.target, topic, partitions)
+      const each = Math.ceil(total / processes)
+      const producers = await startProducers(
+        Array.from({ length: processes }, (_, index) => ({ target: ctx.target, topic, partitions, index, batch: 100, total: each })),
+      )
+      const reports = await producers.done
+      const sent = reports.reduce((n, r) => n + r.messages, 0)
+      const ms = Math.max(...reports.map((r) => r.lastAt)) - Math.min(...reports.map((r) => r.firstAt))
+      const perSecond = sent / (ms / 1000)
+      ctx.log(`scaling producers, ${processes} processes, ${partitions} partitions: ${Math.round(perSecond)} msg/s`)
+      rows.push({
+        key: `scaling.producers.n${processes}.p${partitions}`,
+        scenario: 'scaling',
+        label: `scaling: ${processes} producer process${processes === 1 ? '' : 'es'}, batch 100, ${plural(partitions, 'partition')}`,
+        unit: 'msg/s',
+        value: perSecond,
+        detail: {
+          messages: sent,
+          processes,
+          partitions,
+          ms: Math.round(ms),
+          cpuUsPerMessage: (reports.reduce((n, r) => n + r.cpuMs, 0) * 1000) / sent,
+        },
+      })
+    }
+  }
+  return rows
+}
+
+async function backlogSteps(ctx: RunContext): Promise<Row[]> {
+  const rows: Row[] = []
+  for (const backlog of ctx.sizes.scalingBacklogs) {
+    const topic = `bench-scaling-backlog${backlog}-${ctx.runId}`
+    await createTopic(ctx.target, topic, 1)
+    const filling = Date.now()
+    await prefill(ctx.target, topic, backlog)
+    ctx.log(`scaling backlog ${backlog}: stored in ${((Date.now() - filling) / 1000).toFixed(0)} s`)
+    const ends = await highWatermarks(ctx.target, topic)
+    const [g] = await runMembers([member(ctx, topic, `bench-scaling-backlog${backlog}-${ctx.runId}`, 'eachBatch')], topic, 1, ends, {
+      drainTimeoutMs: 1_800_000,
+    })
+    const firstFetchMs = g!.firstAt - g!.goAt
+    ctx.log(`scaling backlog ${backlog}: drained at ${Math.round(g!.perSecond)} msg/s, first delivery ${firstFetchMs.toFixed(0)} ms after release`)
+    const what = `backlog of ${backlog.toLocaleString('en-US')}`
+    rows.push(
+      {
+        key: `scaling.backlog${backlog}.consume`,
+        scenario: 'scaling',
+        label: `scaling: consume a ${what}, one member (eachBatch)`,
+        unit: 'msg/s',
+        value: g!.perSecond,
+        detail: { messages: backlog, ms: Math.round(g!.lastAt - g!.firstAt) },
+      },
+      {
+        key: `scaling.backlog${backlog}.firstFetch`,
+        scenario: 'scaling',
+        label: `scaling: ${what}, release to first delivery`,
+        unit: 'ms',
+        value: firstFetchMs,
+      },
+    )
+  }
+  return rows
+}
+
+async function latencyUnderLoad(ctx: RunContext): Promise<Row[]> {
+  const rate = ctx.sizes.latencyRate
+  const background = `bench-scaling-load-${ctx.runId}`
+  await createTopic(ctx.target, background, 1)
+  const load = await startProducers([
+    { target: ctx.target, topic: background, partitions: 1, index: 0, batch: BATCH, sendsPerSecond: 10, maintenance: ctx.backend === 'pgqueue' },
+  ])
+  let l: Awaited<ReturnType<typeof measureLatency>>
+  try {
+    l = await measureLatency(ctx, `bench-scaling-latency-${ctx.runId}`, rate, ctx.sizes.latencySeconds)
+  } finally {
+    load.stop()
+  }
+  const [bg] = await load.done
+  const beside = { backgroundMsgPerSecond: bg!.messages / ((bg!.lastAt - bg!.firstAt) / 1000), maintenanceRuns: bg!.maintenanceRuns }
+  ctx.log(
+    `scaling latency at ${rate} msg/s beside batches of 1,000 (${Math.round(beside.backgroundMsgPerSecond)} msg/s) and maintenance (${beside.maintenanceRuns ?? 0} runs): p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms`,
+  )
+  const label = (what: string) => `scaling: latency at ${rate.toLocaleString('en-US')} msg/s beside a batch producer and maintenance, ${what}`
+  return [
+    { key: 'scaling.loadedLatency.p50', scenario: 'scaling', label: label('p50'), unit: 'ms', value: l.p50, detail: { ...l.detail, ...beside } },
+    { key: 'scaling.loadedLatency.p99', scenario: 'scaling', label: label('p99'), unit: 'ms', value: l.p99 },
+    { key: 'scaling.loadedLatency.max', scenario: 'scaling', label: label('max'), unit: 'ms', value: l.max },
+  ]
+}
+
+async function churnStep(ctx: RunContext): Promise<Row[]> {
+  const seconds = ctx.sizes.scalingChurnSeconds
+  if (!ctx.pg || seconds === 0) return []
+  const topic = `bench-scaling-churn-${ctx.runId}`
+  const admin = makeKafka(ctx.target, 'bench-admin').admin()
+  await admin.connect()
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '10000' }] }] })
+  await admin.disconnect()
+  const before = await churn(ctx.pg.pool, ctx.pg.schema)
+  let sent = 0
+  await runMembers([{ ...member(ctx, topic, `bench-scaling-churn-${ctx.runId}`, 'eachBatch'), gated: false }], topic, 1, async () => {
+    const producers = await startProducers([
+      { target: ctx.target, topic, partitions: 1, index: 0, batch: 100, sendsPerSecond: 50, maintenance: true },
+    ])
+    await new Promise((r) => setTimeout(r, seconds * 1000))
+    producers.stop()
+    sent = (await producers.done)[0]!.messages
+    return highWatermarks(ctx.target, topic)
+  })
+  await new Promise((r) => setTimeout(r, 1500)) // the sessions' statistics are flushed
+  const after = await churn(ctx.pg.pool, ctx.pg.schema)
+  const message = (await relationSizes(ctx.pg.pool, ctx.pg.schema)).find((s) => s.table === 'message')
+  const dead = after.deadTuples - before.deadTuples
+  ctx.log(`scaling churn: ${sent} messages in ${seconds} s, ${dead} dead tuples left (n_dead_tup), ${message?.rows ?? 0} message rows stored`)
+  return [
+    {
+      key: 'scaling.churn.deadTuples',
+      scenario: 'scaling',
+      label: `scaling: dead tuples left after ${seconds} s of produce + consume with maintenance (10 s retention)`,
+      unit: 'tuples',
+      value: dead,
+      note: `${sent.toLocaleString('en-US')} messages churned`,
+      detail: { seconds, sent, before, after, messageRows: message?.rows, messageTableBytes: message?.tableBytes },
+    },
+  ]
+}
+
+export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
+  const rows: Row[] = []
+  for (const step of [latencyUnderLoad, partitionSteps, groupSteps, producerSteps, backlogSteps, churnStep]) rows.push(...(await step(ctx)))
   return rows
 }

@@ -3,7 +3,14 @@
 import { produce, withProducer } from '../lib/produce.js'
 import { createTopic, type Target } from '../lib/target.js'
 
-const c = JSON.parse(process.env.AB_PRODUCE ?? 'null') as { url: string; schema: string; topic: string; total: number; batch: number; inFlight?: number } | null
+const c = JSON.parse(process.env.AB_PRODUCE ?? 'null') as {
+  url: string
+  schema: string
+  topic: string
+  total: number
+  batch: number
+  inFlight?: number
+} | null
 if (!c || !process.send) throw new Error('bench/tools/produce-child.ts is started by bench/tools/produce-ab.ts')
 
 async function main(cfg: NonNullable<typeof c>): Promise<void> {
