@@ -8,7 +8,7 @@ import { observed } from '../db/roundTrips.js'
 /**
  * READ COMMITTED whatever the server's default_transaction_isolation: sequence allocation must see what committed
  * before it took its lock, and offsets assigned at COMMIT cannot be under a REPEATABLE READ or SERIALIZABLE
- * snapshot. `serverDefault` leaves the isolation to the server (the migrator, a dry run).
+ * snapshot. 'server default' leaves the isolation to the server (the migrator, a dry run).
  */
 export async function begin(client: Queryable, isolation: 'read committed' | 'server default' = 'read committed'): Promise<void> {
   await client.query(isolation === 'read committed' ? 'BEGIN ISOLATION LEVEL READ COMMITTED' : 'BEGIN')

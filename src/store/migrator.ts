@@ -2,14 +2,16 @@
 // schema set up by DataHub's own migrator and ours read the same rows. Differences on purpose:
 // the advisory lock comes first (before CREATE SCHEMA), and a new ledger row takes MAX(rank)+1
 // instead of DataHub's maxV+n, which collides once a V00N+1 is added after repeatables (its bug 4).
+// It lives in store/ with the other SQL: the ledger is one more table (docs/decisions/arch-010-migrator-in-store.md).
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import type { ClientBase, Pool } from 'pg'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { validateSqlName } from '../config/sqlNames.js'
-import { quoteIdent } from './identifiers.js'
-import { toKafkaJSError } from './pgErrors.js'
+import { quoteIdent } from '../db/identifiers.js'
+import { toKafkaJSError } from '../db/pgErrors.js'
+import { begin, commit, rollback } from './transactions.js'
 
 export type MigrationType = 'VERSIONED' | 'REPEATABLE'
 
@@ -168,7 +170,7 @@ export async function migrate(client: ClientBase, opts: MigrateOptions): Promise
   const ledger = ledgerName(schema, prefix)
   const applied: string[] = []
   let current = 'setup'
-  await client.query('BEGIN')
+  await begin(client, 'server default')
   try {
     // a migration may wait for another migrator and run long DDL: the pool's timeouts do not apply to it
     await client.query('SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0')
@@ -203,9 +205,9 @@ export async function migrate(client: ClientBase, opts: MigrateOptions): Promise
       log(`migration ${script.scriptName} applied to schema ${schema} in ${ms} ms`)
     }
     current = 'commit'
-    await client.query('COMMIT')
+    await commit(client)
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {})
+    await rollback(client).catch(() => {})
     if (err instanceof KafkaJSNonRetriableError) throw err
     throw toKafkaJSError(err, `migration ${current} (schema ${schema}) failed and was rolled back`)
   }

@@ -11,7 +11,7 @@ import {
   migrationLockKey,
   planMigrations,
   substituteTokens,
-} from '../../../src/db/migrator.js'
+} from '../../../src/store/migrator.js'
 
 const made: string[] = []
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })))

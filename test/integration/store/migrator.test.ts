@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import { afterAll, describe, expect, it } from 'vitest'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import { quoteIdent } from '../../../src/db/identifiers.js'
-import { migrate, schemaExists, findPendingMigrations } from '../../../src/db/migrator.js'
+import { migrate, schemaExists, findPendingMigrations } from '../../../src/store/migrator.js'
 import { deferred, useTestSchema } from '../../helpers/db.js'
 
 const db = useTestSchema('migrator')
@@ -226,7 +226,7 @@ describe('migrate', () => {
     // each child connects, reports "ready", and migrates on "go": the ten really race
     const script = `
       const pg = require('pg')
-      const { migrate } = require('./src/db/migrator.ts')
+      const { migrate } = require('./src/store/migrator.ts')
       const client = new pg.Client(process.env.PGQ_URL)
       client.connect().then(() => {
         process.stdout.write('ready\\n')
