@@ -1,5 +1,5 @@
--- Maintenance (see R__maintenance_1_positions.sql): orphaned leases, stranded offsets, silent registrations and
--- members.
+-- Maintenance (see R__maintenance_1_positions.sql): orphaned leases, stranded offsets, delivery attempts the group
+-- is done with, silent registrations and members.
 -- Every function pins search_path (pg_catalog first, pg_temp last) and schema-qualifies what it touches.
 -- JIT is off in every function: generic plans carry estimates large enough to trigger it, and compiling costs far
 -- more than the bounded work it would speed up. A per-priority scan runs one index probe per priority,
@@ -28,6 +28,34 @@ AS $fn$
         RETURNING 1
     )
     SELECT (SELECT max(id) FROM page), (SELECT count(*) FROM d)
+$fn$;
+
+-- At most p_limit delivery-attempt rows (the dead-letter extension's, src/deadLetter/) whose group is done with their
+-- message: its committed offset is past it (the message was moved, or handled by another member after the one
+-- counting its failures died mid-retry), or it has no offset for the partition any more (its offsets were deleted).
+-- A row of a deleted topic goes with the topic. Rows a move's transaction holds are left for the next run.
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_sweep_attempts(p_limit int)
+RETURNS bigint
+LANGUAGE sql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+SET jit = off
+AS $fn$
+    WITH done AS (
+        SELECT a.consumer_group, a.topic_id, a.partition_id, a.enqueue_seq
+        FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___delivery_attempt a
+        WHERE NOT EXISTS (
+            SELECT 1 FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___consumer_offset co
+            WHERE co.consumer_group = a.consumer_group AND co.topic_id = a.topic_id AND co.partition_id = a.partition_id
+              AND co.offset_value < a.enqueue_seq)
+        LIMIT p_limit
+        FOR UPDATE OF a SKIP LOCKED
+    ), d AS (
+        DELETE FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___delivery_attempt a USING done
+        WHERE a.consumer_group = done.consumer_group AND a.topic_id = done.topic_id
+          AND a.partition_id = done.partition_id AND a.enqueue_seq = done.enqueue_seq
+        RETURNING 1
+    )
+    SELECT count(*) FROM d
 $fn$;
 
 -- Offsets left below deleted rows move up to the next stored row (or the last seq handed out): DataHub's consumers

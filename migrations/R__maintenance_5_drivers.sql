@@ -11,7 +11,7 @@ SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
     SELECT ARRAY['premake partitions', 'seed sequence ledger', 'drop expired partitions', 'age retention', 'row cap',
                  'byte cap', 'aggressive retention', 'sweep orphaned leases', 'advance stranded offsets',
-                 'expire registrations', 'vacuum']
+                 'sweep delivery attempts', 'expire registrations', 'vacuum']
 $fn$;
 
 -- One step of maintenance_steps(), every batch of it: at most p_max_batches batches of p_batch rows per topic and
@@ -79,6 +79,8 @@ BEGIN
                 WHEN 'premake partitions' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___ensure_partitions();
                 WHEN 'seed sequence ledger' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_seed_ledger();
                 WHEN 'advance stranded offsets' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_advance_offsets();
+                WHEN 'sweep delivery attempts' THEN
+                    PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_sweep_attempts(p_batch * p_max_batches);
                 WHEN 'expire registrations' THEN
                     FOR r IN SELECT * FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_expire_registrations(p_expiry_seconds) LOOP
                         RAISE LOG 'pgQueue maintenance: expired registration of group % on topic % (last heartbeat %)',

@@ -1,6 +1,6 @@
 // One maintenance run (docs/retention.md): premake partitions, seed the sequence ledger, drop expired partitions,
 // age / row-cap / byte-cap / aggressive retention in bounded batches, sweep orphaned leases, move stranded offsets,
-// expire silent registrations and members, VACUUM. The steps and their order are the database's
+// sweep delivery attempts the group is done with, expire silent registrations and members, VACUUM. The steps and their order are the database's
 // maintenance_steps() (R__maintenance_5_drivers.sql), the list the pg_cron procedure runs too. Every step is its own short transaction(s) on one dedicated
 // connection, which holds a session advisory lock so only one runner works on a schema + prefix at a time.
 import type { Logger } from 'kafkajs'
@@ -57,6 +57,8 @@ export interface CompletedMaintenance {
   aggressiveBlocked: Array<{ topic: string; partition: number; reason: string; group: string | null }>
   leasesSwept: number
   offsetsAdvanced: number
+  /** delivery-attempt rows (dead letters) deleted: their group's committed offset is past their message */
+  attemptsSwept: number
   expired: { registrations: ExpiredRegistration[]; members: number; partitionLeases: number; producerSequences: number }
   vacuumed: string[]
   /** `policy:topic` whose batch cap was reached: more rows wait for the next run */
@@ -149,6 +151,7 @@ class MaintenanceRun {
       aggressiveBlocked: [],
       leasesSwept: 0,
       offsetsAdvanced: 0,
+      attemptsSwept: 0,
       expired: { registrations: [], members: 0, partitionLeases: 0, producerSequences: 0 },
       vacuumed: [],
       truncated: [],
@@ -168,6 +171,7 @@ class MaintenanceRun {
     'aggressive retention': () => this.aggressive(),
     'sweep orphaned leases': () => this.sweepLeases(),
     'advance stranded offsets': () => this.advanceOffsets(),
+    'sweep delivery attempts': () => this.sweepAttempts(),
     'expire registrations': () => this.expire(),
     vacuum: () => this.vacuum(),
   }
@@ -282,6 +286,13 @@ class MaintenanceRun {
       after = lastId
     }
     this.report.truncated.push('leases')
+  }
+
+  /** One statement: the table holds only failing and just-moved messages, so a run's cap is one batch's worth. */
+  private async sweepAttempts(): Promise<void> {
+    const cap = this.limit * this.maxBatches
+    this.report.attemptsSwept = await housekeeping.sweepDeliveryAttempts(this.db, this.t, cap)
+    if (this.report.attemptsSwept === cap) this.report.truncated.push('delivery attempts')
   }
 
   private async advanceOffsets(): Promise<void> {

@@ -1,5 +1,6 @@
 // Maintenance housekeeping around the retention policies: the runner lock, the sequence ledger, orphaned lease
-// rows, offsets stranded below deleted rows, expiry of silent registrations and members, and VACUUM.
+// rows, offsets stranded below deleted rows, delivery attempts the group is done with, expiry of silent
+// registrations and members, and VACUUM.
 import { run, type Queryable } from '../db/database.js'
 import { quoteIdent } from '../db/identifiers.js'
 import type { Tables } from '../db/tables.js'
@@ -16,6 +17,7 @@ const sql = statements('maintenance', (t) => {
     seedLedger: `SELECT ${fn('seed_ledger')}()::int AS seeded`,
     sweepLeases: `SELECT last_id::text AS "lastId", deleted::int AS deleted FROM ${fn('sweep_leases')}($1, $2)`,
     advanceOffsets: `SELECT ${fn('advance_offsets')}()::int AS advanced`,
+    sweepAttempts: `SELECT ${fn('sweep_attempts')}($1)::int AS deleted`,
     expireRegistrations: `
       SELECT consumer_group AS "group", topic_name AS topic, last_heartbeat_at AS "lastHeartbeatAt"
       FROM ${fn('expire_registrations')}($1)`,
@@ -64,6 +66,11 @@ export async function sweepOrphanLeases(
 /** Moves offsets that sit below deleted rows up to the next stored row; returns how many moved. */
 export async function advanceStrandedOffsets(db: Queryable, t: Tables): Promise<number> {
   return (await run<{ advanced: number }>(db, sql(t).advanceOffsets)).rows[0].advanced
+}
+
+/** Deletes at most `limit` delivery-attempt rows whose group is done with their message; returns how many. */
+export async function sweepDeliveryAttempts(db: Queryable, t: Tables, limit: number): Promise<number> {
+  return (await run<{ deleted: number }>(db, sql(t).sweepAttempts, [limit])).rows[0].deleted
 }
 
 export interface ExpiredRegistration {

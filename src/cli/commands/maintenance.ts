@@ -15,6 +15,7 @@ function summary(r: CompletedMaintenance): string {
     ['aggressive_blocked', r.aggressiveBlocked.length],
     ['leases_swept', r.leasesSwept],
     ['offsets_advanced', r.offsetsAdvanced],
+    ['attempts_swept', r.attemptsSwept],
     ['registrations_expired', r.expired.registrations.length],
     ['members_expired', r.expired.members],
     ['truncated', r.truncated.join(' ') || 0],
@@ -35,7 +36,7 @@ const run: Command = {
   summary: 'run retention and housekeeping once (skipped when another runner holds the lock)',
   description:
     'Runs maintenance once: premake partitions, drop expired partitions, age / row / byte / aggressive retention,\n' +
-    'sweep orphaned leases, expire silent registrations, VACUUM. Exit code 1 when a step failed.',
+    'sweep orphaned leases and delivery attempts, expire silent registrations, VACUUM. Exit code 1 when a step failed.',
   options: {
     ...CONNECTION_OPTIONS,
     ...JSON_OPTION,
