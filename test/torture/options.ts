@@ -1,5 +1,5 @@
-// Command-line options of `npm run check:torture`, and the mixes: everything a transport supports, and the CI mix
-// (only what holds on main today; widened as the fixes of #13 and #14 land).
+// Command-line options of `npm run check:torture`, and the mix: everything a transport supports (CI runs all of it on
+// pgQueue since the fixes of #13, #14 and #22 landed), narrowed by the --no-* and list options.
 import { parseArgs } from 'node:util'
 import type { FaultKind } from './history.js'
 import { CONSUMER_OPS, HANDLERS, PRODUCER_OPS, type ConsumerOp, type Handler, type ProducerOp, type Transport } from './spec.js'
@@ -56,18 +56,6 @@ export function fullMix(transport: Transport): Mix {
   }
 }
 
-/**
- * The CI mix: the operations and faults whose guarantees hold on main. Widened as the fixes landed (#13 fencing
- * and offsets, #14 lock order and snapshot-independent sequences); still left out: priorities, because a batch
- * of mixed priorities is not in offset order and `batch.lastOffset()` is not its highest offset, so the usual
- * consume-transform-produce loop (sendOffsets at lastOffset + 1) writes duplicates (see docs/guarantees.md);
- * and the dead-letter group, because a member stalled in its move commits after the takeover (30-minute run, seed
- * 1801: the stored offset went back and 14 poison messages were dead-lettered twice).
- */
-export function ciMix(transport: Transport): Mix {
-  return { ...fullMix(transport), priorities: false, deadLetter: false }
-}
-
 const list = <T extends string>(value: string | undefined, allowed: readonly T[], name: string): T[] | undefined => {
   if (value === undefined) return undefined
   const items = value
@@ -80,7 +68,7 @@ const list = <T extends string>(value: string | undefined, allowed: readonly T[]
 }
 
 export const USAGE = `npm run check:torture -- [--seconds N] [--seed S] [--processes P] [--faults kill,stop,terminate,restart,drop,delay,clock]
-    [--transport pgqueue|kafka] [--ci] [--ops ${PRODUCER_OPS.join(',')}] [--handlers ${HANDLERS.join(',')}]
+    [--transport pgqueue|kafka] [--ops ${PRODUCER_OPS.join(',')}] [--handlers ${HANDLERS.join(',')}]
     [--consumer-ops ${CONSUMER_OPS.join(',')}] [--no-eos] [--no-priorities] [--no-dead-letter] [--single-partition-txn] [--drain-seconds N] [--stuck-ms N]
     [--session-ms N] [--fault-every-ms N] [--database-url URL] [--dir DIR] [--report FILE]`
 
@@ -93,7 +81,6 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       processes: { type: 'string' },
       faults: { type: 'string' },
       transport: { type: 'string' },
-      ci: { type: 'boolean' },
       ops: { type: 'string' },
       handlers: { type: 'string' },
       'consumer-ops': { type: 'string' },
@@ -115,7 +102,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (values.help) throw new Error(USAGE)
   const transport = (values.transport ?? env.DATAHUB_MESSAGING_TRANSPORT ?? 'pgqueue') as Transport
   if (transport !== 'pgqueue' && transport !== 'kafka') throw new Error(`--transport: pgqueue or kafka, got ${transport}`)
-  const mix = values.ci ? ciMix(transport) : fullMix(transport)
+  const mix = fullMix(transport)
   const int = (v: string | undefined, fallback: number, name: string) => {
     if (v === undefined) return fallback
     const n = Number(v)
