@@ -4,6 +4,7 @@
 // too: each poison message is in each retry topic exactly once.
 import { describe, expect, it } from 'vitest'
 import { tablesFor } from '../../src/db/tables.js'
+import { waitFor } from '../helpers/db.js'
 import { uniqueName, useTestKafka } from '../helpers/kafka.js'
 import { spawnFixture, type Child } from '../helpers/processes.js'
 import { sleep } from './support.js'
@@ -36,7 +37,9 @@ describe('dead-letter move under SIGKILL', () => {
         const child = spawnFixture('deadLetterConsumer.ts', env)
         children.push(child)
         await child.waitForLine((l) => l === 'ready')
+        // the kill is the fault, not a check: a worker given no work within 20 s (leases still held) is killed anyway
         await child.waitForLine((l) => l.startsWith('h ') || l.startsWith('d '), 20_000).catch(() => undefined)
+        // not synchronisation: the kill lands at a random moment of its work
         await sleep(50 + Math.floor(Math.random() * 400))
         child.proc.kill('SIGKILL')
         await child.exited
@@ -56,8 +59,11 @@ describe('dead-letter move under SIGKILL', () => {
       const dead = () => copies(dlq)
       const poison = values.filter((v) => v.startsWith('poison'))
       const healthy = values.filter((v) => !v.startsWith('poison'))
-      const deadline = Date.now() + 60_000
-      while (Date.now() < deadline && ((await dead()).length < poison.length || healthy.some((v) => !handledValues().has(v)))) await sleep(100)
+      await waitFor(async () => (await dead()).length >= poison.length && healthy.every((v) => handledValues().has(v)), {
+        timeout: 60_000,
+        interval: 100,
+        what: `all ${poison.length} poison messages dead-lettered and all ${healthy.length} healthy ones handled`,
+      })
       last.proc.kill('SIGTERM')
       await last.exited
 

@@ -2,6 +2,7 @@
 // another takes its partition over must, once it runs again (SIGCONT), neither handle a message nor commit an
 // offset nor commit a transaction until it has rejoined the group; and a step of its wall clock changes nothing.
 import { describe, expect, it } from 'vitest'
+import { waitFor } from '../helpers/db.js'
 import { uniqueName, useTestKafka } from '../helpers/kafka.js'
 import { spawnFixture, type Child } from '../helpers/processes.js'
 import { commits, handled, watchOffsets } from './support.js'
@@ -41,8 +42,7 @@ async function stallScenario(extra: Record<string, string>) {
   // A notices, rejoins (a new GROUP_JOIN), and the group drains the backlog
   await a.waitForLine((l) => l.startsWith('ready ') && Number(l.split(' ')[1]) > resumedAt, 30_000)
   const drained = () => new Set(handled([a, b]).map((h) => h.value)).size >= TOTAL
-  const deadline = Date.now() + 30_000
-  while (!drained() && Date.now() < deadline) await b.waitForLine(() => true, 1000).catch(() => undefined)
+  await waitFor(drained, { timeout: 30_000, interval: 50, what: `the group to drain all ${TOTAL} messages` })
   for (const c of [a, b]) c.proc.kill('SIGTERM')
   await Promise.all([a.exited, b.exited])
   await watcher.stop()

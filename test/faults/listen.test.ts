@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { quoteIdent } from '../../src/db/identifiers.js'
 import { tablesFor } from '../../src/db/tables.js'
+import { waitFor } from '../helpers/db.js'
 import { uniqueName, useTestKafka } from '../helpers/kafka.js'
 import { spawnFixture, type Child } from '../helpers/processes.js'
 import { handled, sleep, uniqueAppName, withAppName } from './support.js'
@@ -34,11 +35,16 @@ describe('LISTEN connection killed', () => {
     })
     await consumer.waitForLine((l) => l.startsWith('m m-0 '), 30_000)
     const listenQuery = `LISTEN ${quoteIdent(tablesFor(t.db.schema, 'metadata_queue').notifyChannel)}`
-    // only backends of this test: its application_name AND its schema's channel
-    const listeners = async () =>
+    // only backends of this test: its application_name AND its schema's channel; `listening` ones have finished LISTEN
+    const listeners = async (state = '%') =>
       (
-        await t.db.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query = $2', [app, listenQuery])
+        await t.db.pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query = $2 AND state LIKE $3', [
+          app,
+          listenQuery,
+          state,
+        ])
       ).rows.map((r) => r.pid)
+    const listening = async () => ((await listeners('idle')).length === 1 ? listeners('idle') : undefined)
     const terminated: number[] = []
     const kill = async (pids: number[]) => {
       for (const pid of pids) {
@@ -51,7 +57,7 @@ describe('LISTEN connection killed', () => {
     }
 
     // 1. with LISTEN up, an idle consumer is woken at once
-    await sleep(500)
+    await waitFor(listening, { timeout: 10_000, what: 'the LISTEN connection' })
     let sentAt = Date.now()
     await producer.send({ topic, messages: [{ value: 'm-1', partition: 0 }] })
     const notifiedLatency = (await arrival(consumer, 'm-1', 8_000)) - sentAt
@@ -66,34 +72,35 @@ describe('LISTEN connection killed', () => {
 
     // 3. a new LISTEN backend appears on its own
     const relistenStarted = Date.now()
-    let again: number[] = []
-    while (Date.now() - relistenStarted < 10_000) {
-      again = (await listeners()).filter((pid) => !first.includes(pid))
-      if (again.length > 0) break
-      await sleep(50)
-    }
+    const again = await waitFor(
+      async () => {
+        const fresh = (await listeners()).filter((pid) => !first.includes(pid))
+        return fresh.length > 0 ? fresh : undefined
+      },
+      { timeout: 10_000, interval: 50, what: 'a new LISTEN backend after the kill' },
+    )
     const relistenMs = Date.now() - relistenStarted
     expect(again).toHaveLength(1)
 
     // 4. flapping: every LISTEN backend is killed as soon as it shows up, for 4 s; messages keep arriving
     const flapUntil = Date.now() + 4000
+    const killedBefore = terminated.length
     const flapping = (async () => {
       while (Date.now() < flapUntil) {
         await kill(await listeners())
-        await sleep(30)
+        await sleep(30) // the fault's own pace (a pg_stat_activity scan every 30 ms), not synchronisation
       }
     })()
-    await sleep(1000)
+    // send once the flapping killed the backend that was up and then one that came back (re-LISTEN after 1 s)
+    await waitFor(() => terminated.length > killedBefore + 1, { timeout: 4000, what: 'the flapping to kill a re-LISTENed backend' })
     sentAt = Date.now()
     await producer.send({ topic, messages: [{ value: 'm-3', partition: 0 }] })
     const flappingLatency = (await arrival(consumer, 'm-3', 12_000)) - sentAt
     await flapping
 
     // 5. after the flapping LISTEN is back and wake-ups are prompt again
-    const back = Date.now()
-    while ((await listeners()).length === 0 && Date.now() - back < 10_000) await sleep(50)
+    await waitFor(listening, { timeout: 10_000, interval: 50, what: 'the LISTEN connection back after the flapping' })
     expect(await listeners()).toHaveLength(1)
-    await sleep(300)
     sentAt = Date.now()
     await producer.send({ topic, messages: [{ value: 'm-4', partition: 0 }] })
     const restoredLatency = (await arrival(consumer, 'm-4', 8_000)) - sentAt

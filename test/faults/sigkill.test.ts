@@ -3,9 +3,10 @@
 // open transaction is ever visible, every committed one is whole, the sequence has no gap, the id can be reused).
 import { describe, expect, it } from 'vitest'
 import { tablesFor } from '../../src/db/tables.js'
+import { waitFor } from '../helpers/db.js'
 import { uniqueName, useTestKafka } from '../helpers/kafka.js'
 import { spawnFixture } from '../helpers/processes.js'
-import { commits, handled, lineAfter, orderViolations, sleep, tally } from './support.js'
+import { commits, handled, lineAfter, orderViolations, tally } from './support.js'
 
 const t = useTestKafka('fault_sigkill')
 const tables = () => tablesFor(t.db.schema, 'metadata_queue')
@@ -54,8 +55,11 @@ describe('SIGKILL', () => {
     const killedAt = Date.now()
     const inBatch = victim.lines.slice(started).filter((l) => l.startsWith('m ')).length
 
-    const deadline = Date.now() + 45_000
-    while (new Set(handled([victim, survivor]).map((h) => h.value)).size < TOTAL && Date.now() < deadline) await sleep(100)
+    await waitFor(() => new Set(handled([victim, survivor]).map((h) => h.value)).size >= TOTAL, {
+      timeout: 45_000,
+      interval: 100,
+      what: `all ${TOTAL} messages handled after the SIGKILL`,
+    })
     survivor.proc.kill('SIGTERM')
     await survivor.exited
 
@@ -150,8 +154,7 @@ describe('SIGKILL', () => {
     const values: string[] = []
     const expected = [...after.values()].reduce((a, b) => a + b, 0)
     await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) })
-    const deadline = Date.now() + 20_000
-    while (values.length < expected && Date.now() < deadline) await sleep(50)
+    await waitFor(() => values.length >= expected, { timeout: 20_000, interval: 50, what: `the consumer to read all ${expected} committed messages` })
     await consumer.stop()
     console.log(
       `producer SIGKILL mid-transaction ${openTxn}: ${committed.length} committed transactions reported, ${seen.size} visible, ` +

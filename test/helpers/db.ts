@@ -88,11 +88,11 @@ export function deferred<T = void>(): Deferred<T> {
 
 /**
  * Polls until `predicate` returns a truthy value (which is returned). A last resort: prefer waiting
- * on an event or a deferred. Rejects with the last error/value after `timeout` ms.
+ * on an event or a deferred. Rejects with `what` and the last error/value after `timeout` ms.
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
-  { timeout = 5000, interval = 20 }: { timeout?: number; interval?: number } = {},
+  { timeout = 5000, interval = 20, what }: { timeout?: number; interval?: number; what?: string } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeout
   let last: unknown
@@ -105,7 +105,8 @@ export async function waitFor<T>(
       last = err
     }
     if (Date.now() > deadline) {
-      throw new Error(`waitFor timed out after ${timeout} ms (last: ${last instanceof Error ? last.message : String(last)})`)
+      const waited = what ? ` waiting for ${what}` : ''
+      throw new Error(`waitFor timed out after ${timeout} ms${waited} (last: ${last instanceof Error ? last.message : String(last)})`)
     }
     await new Promise((r) => setTimeout(r, interval))
   }
