@@ -3,6 +3,7 @@ import { decodeHeaders } from '../kafkajs/headers.js'
 import { decodePayload } from '../codec/payloadCodec.js'
 import { FLAG_NULL_KEY, FLAG_NULL_VALUE } from '../store/enqueue.js'
 import type { FetchedRow } from '../store/fetch.js'
+import { offsetOfSeq } from './partitionState.js'
 
 /** Header set on a message whose stored payload could not be decoded; its value is the stored bytes. */
 export const DECODE_ERROR_HEADER = 'x-pgqueue-decode-error'
@@ -17,7 +18,7 @@ export interface DeliveredMessage {
 
 export function toKafkaMessage(row: FetchedRow, topic: string, partition: number): DeliveredMessage {
   const seq = BigInt(row.seq)
-  const offset = (seq - 1n).toString()
+  const offset = offsetOfSeq(seq)
   const headers = decodeHeaders(row.headers)
   let value: Buffer | null = null
   if (!(row.flags & FLAG_NULL_VALUE)) {

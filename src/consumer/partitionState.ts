@@ -1,7 +1,6 @@
 import { PRIORITY_LEVELS } from '../store/fetch.js'
 
-/** Kafka offset ↔ pgQueue seq: offset = seq - 1; a committed offset (next to read) = last processed seq. */
-export const seqOfOffset = (offset: string | bigint): bigint => BigInt(offset) + 1n
+/** Kafka offset of a pgQueue seq: offset = seq - 1; a committed offset (next to read) = last processed seq. */
 export const offsetOfSeq = (seq: string | bigint): string => (BigInt(seq) - 1n).toString()
 
 const filled = (seq: bigint): bigint[] => Array.from({ length: PRIORITY_LEVELS }, () => seq)

@@ -10,7 +10,7 @@ import type { Progress } from './progress.js'
 import { loadState, saveState, type MigrationState } from './state.js'
 import { verifyGroups, verifyMessages, type GroupCheck, type PartitionCheck } from './verify.js'
 
-export { openEndpoint, type Endpoint, type KafkaLike } from './endpoints.js'
+export { openEndpoint, type Endpoint } from './endpoints.js'
 export { progressBar } from './progress.js'
 
 export interface MigrateOptions {

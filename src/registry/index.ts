@@ -1,5 +1,5 @@
 // Public surface of the schema registry: the store-backed service, its HTTP handler and the Avro helpers.
-export { PgSchemaRegistry, type ReadOptions } from './registry.js'
+export { PgSchemaRegistry } from './registry.js'
 export type { RegistryBackend } from './backend.js'
 export {
   createSchemaRegistryServer,
@@ -11,8 +11,7 @@ export {
 export { REGISTRY_CONTENT_TYPE } from './http/io.js'
 export { SchemaRegistryError } from './errors.js'
 export { createAvroCodec, type AvroCodec } from './avroCodec.js'
-export { decodeWireFormat, encodeWireFormat, MAGIC_BYTE } from './wireFormat.js'
-export { canonicalAvroText } from './canonical.js'
+export { decodeWireFormat, encodeWireFormat } from './wireFormat.js'
 export {
   COMPATIBILITY_LEVELS,
   type CompatibilityLevel,
@@ -20,5 +19,4 @@ export {
   type SchemaReference,
   type StoredSchema,
   type SubjectVersion,
-  type VersionSelector,
 } from '../store/registryTypes.js'

@@ -88,7 +88,6 @@ const sql = statements('offsets', (t) => ({
            priority_offsets::text[] AS "priorityPositions"
     FROM ${t.consumerOffset}
     WHERE consumer_group = $1 AND topic_id = ANY($2::int8[])`,
-  deleteForTopic: `DELETE FROM ${t.consumerOffset} WHERE consumer_group = $1 AND topic_id = $2`,
   // Where a member starts on partitions it just took: the committed offset (ours or DataHub's: offset_value), or for
   // a group that never committed (or was reset to a '-1'/'-2' marker since, see offsetResets.ts), the low
   // (fromBeginning) or high watermark, written once so every later owner starts there too. start_offset marks that
@@ -195,8 +194,4 @@ export async function commitOffsets(
 
 export async function readOffsets(db: Queryable, t: Tables, group: string, topicIds: string[]): Promise<CommittedOffset[]> {
   return (await run<CommittedOffset>(db, sql(t).read, [group, topicIds])).rows
-}
-
-export async function deleteTopicOffsets(db: Queryable, t: Tables, group: string, topicId: string): Promise<void> {
-  await run(db, sql(t).deleteForTopic, [group, topicId])
 }
