@@ -41,7 +41,7 @@ export class PgQueueContext {
   private embedded?: { stop(): Promise<void> }
   private newClient: () => pg.Client = () => new pg.Client()
   private endpointText = 'pgqueue'
-  private partitionsCheckedAt = 0
+  private partitionsCheckedAt = -Infinity
   private maintenance?: Promise<MaintenanceHandle>
   private readonly maintenanceListeners = new Set<(report: MaintenanceReport) => void>()
 
@@ -76,8 +76,8 @@ export class PgQueueContext {
    * producer never hits "no partition for row" even when maintenance is off.
    */
   async ensurePartitionsIfDue(): Promise<void> {
-    if (Date.now() - this.partitionsCheckedAt < PARTITION_CHECK_INTERVAL_MS) return
-    this.partitionsCheckedAt = Date.now()
+    if (performance.now() - this.partitionsCheckedAt < PARTITION_CHECK_INTERVAL_MS) return
+    this.partitionsCheckedAt = performance.now()
     await this.store.partitions.ensurePartitions()
   }
 
@@ -173,6 +173,6 @@ export class PgQueueContext {
       }
     }
     await storeFor(db).partitions.ensurePartitions()
-    this.partitionsCheckedAt = Date.now()
+    this.partitionsCheckedAt = performance.now()
   }
 }

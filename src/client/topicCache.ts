@@ -5,7 +5,8 @@ import type { NewTopic, TopicRow } from '../store/topics.js'
 /**
  * Topic rows by name, refreshed after metadataMaxAge so a partition count raised elsewhere is seen (DataHub caches
  * forever and never polls new partitions). Misses always go to the database. The cache is shared by the clients of
- * one Kafka, and each reads it with its own metadataMaxAge (KafkaJS keeps metadata per client).
+ * one Kafka, and each reads it with its own metadataMaxAge (KafkaJS keeps metadata per client). Ages are on the
+ * monotonic clock: a wall-clock step back must not keep a stale partition count for the size of the step.
  */
 export class TopicCache {
   private readonly rows = new Map<string, { row: TopicRow; at: number }>()
@@ -13,7 +14,7 @@ export class TopicCache {
   constructor(private readonly defaultMaxAgeMs: number) {}
 
   async get(db: Database, names: string[], autoCreate?: (name: string) => NewTopic, maxAgeMs = this.defaultMaxAgeMs): Promise<Map<string, TopicRow>> {
-    const now = Date.now()
+    const now = performance.now()
     const found = new Map<string, TopicRow>()
     const missing: string[] = []
     for (const name of names) {

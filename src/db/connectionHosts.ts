@@ -43,6 +43,7 @@ export class HostSelector {
   private current?: ConnectionHost
   private round?: Promise<ConnectionHost>
   private failedRounds = 0
+  /** on the monotonic clock: a wall-clock step back must not turn a 2 s backoff into minutes of refused connects */
   private nextRoundAt = 0
 
   constructor(private readonly options: HostSelectorOptions) {}
@@ -65,7 +66,7 @@ export class HostSelector {
 
   private async probeRound(): Promise<ConnectionHost> {
     const { hosts, target, log } = this.options
-    const wait = this.nextRoundAt - Date.now()
+    const wait = this.nextRoundAt - performance.now()
     if (wait > 0) await sleep(wait)
     const reasons: string[] = []
     for (const host of hosts) {
@@ -80,7 +81,7 @@ export class HostSelector {
     }
     this.failedRounds++
     const initial = this.options.initialBackoffMs ?? 100
-    this.nextRoundAt = Date.now() + Math.min(this.options.maxBackoffMs ?? 2000, initial * 2 ** (this.failedRounds - 1))
+    this.nextRoundAt = performance.now() + Math.min(this.options.maxBackoffMs ?? 2000, initial * 2 ** (this.failedRounds - 1))
     throw new KafkaJSConnectionError(`no PostgreSQL host can serve target_session_attrs=${target} (${reasons.join('; ')})`)
   }
 
