@@ -119,6 +119,58 @@ describe('a message is moved once', () => {
     }
   }, 30_000)
 
+  it('a member stalled past its session in its last attempt, waking after the new owner moved the message, does not move it again', async () => {
+    const topic = await t.createTopic(1)
+    const producer = await t.producer()
+    await producer.send({ topic, messages: [{ value: 'bad' }, { value: 'after' }] })
+    const groupId = uniqueName('g')
+    const options = { groupId, topic: `${topic}.dlq`, maxAttempts: 3, backoff: FAST }
+    const session = { groupId, sessionTimeout: 3000, heartbeatInterval: 300, retry: { initialRetryTime: 20, retries: 20 } }
+    const moved = deferred()
+    const handled = deferred()
+    // the stalled member: its last attempt hangs (no heartbeat) until the new owner has moved the message, then fails
+    const stalled = deadLetter(t.kafka, options)
+    await stalled.connect()
+    let calls = 0
+    const woke = deferred()
+    const wrapped = stalled.eachMessage(async ({ message }) => {
+      if (message.value!.toString() !== 'bad') return
+      if (++calls === 3) await moved.promise
+      throw new Error('cannot handle it')
+    })
+    const first = await t.consumer(session)
+    await first.subscribe({ topic, fromBeginning: true })
+    await first.run({
+      eachMessage: async (p) => {
+        try {
+          await wrapped(p)
+        } finally {
+          if (calls === 3) woke.resolve() // its last attempt failed and the wrapper tried to move the message
+        }
+      },
+    })
+    // the new owner (another process): the stored count says 2, so its first failure moves the message
+    const other = t.newKafka()
+    const owner = deadLetter(other, options)
+    await owner.connect()
+    owner.on(owner.events.DEAD_LETTER, () => moved.resolve())
+    const second = other.consumer(session)
+    await second.connect()
+    await second.subscribe({ topic, fromBeginning: true })
+    await second.run({
+      eachMessage: owner.eachMessage(async ({ message }) => {
+        if (message.value!.toString() === 'bad') throw new Error('cannot handle it')
+        handled.resolve()
+      }),
+    })
+    await Promise.all([moved.promise, handled.promise])
+    // the stalled member wakes up and fails its last attempt: its move finds the mark (and its generation is stale)
+    await woke.promise
+    await Promise.all([first.disconnect(), stalled.disconnect(), second.disconnect(), owner.disconnect()])
+    expect(calls).toBe(3)
+    expect(await entries(`${topic}.dlq`)).toEqual(['bad'])
+  }, 40_000)
+
   it('two moves of one message serialize on its mark: the second finds the first one, and nothing moves once the group is past it', async () => {
     const topic = await t.createTopic(1)
     const producer = await t.producer()
