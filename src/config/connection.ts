@@ -2,7 +2,7 @@
 // explicit option > DATAHUB_PGQUEUE_DATASOURCE_URL (+ _USERNAME/_PASSWORD) > DATABASE_URL > PG* variables > embedded.
 import type { ConnectionOptions } from 'node:tls'
 import { invalid, readEnvNonEmpty } from './env.js'
-import { firstHostOnly, hostPart, jdbcTarget, splitHostList } from './hostList.js'
+import { envHostList, firstHostOnly, hostPart, jdbcTarget, splitHostList } from './hostList.js'
 import type { ConnectionConfig, PgQueueOptions } from './types.js'
 
 const PG_ENV = ['PGHOST', 'PGDATABASE', 'PGUSER', 'PGPORT', 'PGSERVICE'] as const
@@ -145,6 +145,10 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
       result.hosts = split.hosts
       result.targetSessionAttrs = split.targetSessionAttrs
     }
+  }
+  if (found.source === 'pg-env') {
+    const list = envHostList(env)
+    if (list) Object.assign(result, list)
   }
   if (finalUser !== undefined) result.user = finalUser
   if (finalPassword !== undefined) result.password = finalPassword

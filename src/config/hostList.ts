@@ -61,6 +61,35 @@ export function splitHostList(url: string, where: string, shown: string): SplitH
   return { connectionString: `${prefix}${userinfo}${parts[0]!}${tail}`, hosts, targetSessionAttrs }
 }
 
+/**
+ * libpq's environment form of a host list: PGHOST=h1,h2 with PGPORT either one port for all or one per host, and
+ * PGTARGETSESSIONATTRS. Undefined when PGHOST names one host and no target is asked for (pg reads PG* itself then).
+ */
+export function envHostList(env: NodeJS.ProcessEnv): { hosts: ConnectionHost[]; targetSessionAttrs: TargetSessionAttrs } | undefined {
+  const hostVar = env.PGHOST?.trim() ?? ''
+  const rawTarget = env.PGTARGETSESSIONATTRS?.trim() || undefined
+  const names = hostVar.split(',')
+  if (names.length === 1 && rawTarget === undefined) return undefined
+  const ports = (env.PGPORT?.trim() ?? '').split(',')
+  if (ports.length > 1 && ports.length !== names.length) {
+    invalid('PGPORT', env.PGPORT, `one port, or one per PGHOST entry (${names.length})`)
+  }
+  const hosts = names.map((name, i) => {
+    const port = ports.length > 1 ? ports[i]! : ports[0]!
+    return parseHost(`${name.trim() || 'localhost'}${port.trim() ? `:${port.trim()}` : ''}`, 'PGHOST', hostVar)
+  })
+  const targetSessionAttrs =
+    rawTarget === undefined
+      ? 'any'
+      : (TARGETS[rawTarget] ??
+        invalid(
+          'PGTARGETSESSIONATTRS',
+          rawTarget,
+          'any, read-write or primary (pgQueue writes: read-only, standby and prefer-standby cannot serve it)',
+        ))
+  return { hosts, targetSessionAttrs }
+}
+
 /** The host part of a URL's authority (`h1:5432,h2`), and a function putting another one in its place. */
 export function hostPart(url: string): { hosts: string; replace(hosts: string): string } | undefined {
   const m = AUTHORITY.exec(url)

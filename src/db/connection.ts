@@ -48,7 +48,7 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
           connection.user ?? env.PGUSER ?? '(default user)'
         } (PG* environment)`,
       )
-      return { poolConfig, newClient: () => new pg.Client(poolConfig) }
+      return withHostList(poolConfig, config, log)
     }
     default: {
       if (!connection.connectionString) {
@@ -59,21 +59,26 @@ export async function resolvePoolConfig(config: PgQueueConfig, log: (msg: string
       if (connection.ssl !== undefined) poolConfig.ssl = typeof connection.ssl === 'object' ? { ...connection.ssl } : connection.ssl
       const who = connection.user !== undefined ? ` as ${connection.user}` : ''
       log(`PostgreSQL: ${redactConnectionString(connection.connectionString)}${who} (${connection.source})`)
-      if (!connection.hosts) return { poolConfig, newClient: () => new pg.Client(poolConfig) }
-      const target = connection.targetSessionAttrs ?? 'any'
-      log(`PostgreSQL hosts: ${describeHosts(connection.hosts)} (target_session_attrs=${target})`)
-      const selector = new HostSelector({
-        hosts: connection.hosts,
-        target,
-        clientConfig: { ...poolConfig },
-        probeTimeoutMs: pool.connectionTimeoutMillis > 0 ? pool.connectionTimeoutMillis : 5000,
-        log,
-      })
-      const Client = hostSelectingClient(selector)
-      poolConfig.Client = Client
-      return { poolConfig, newClient: () => new Client(poolConfig) }
+      return withHostList(poolConfig, config, log)
     }
   }
+}
+
+/** With a host list, every connection (pooled and LISTEN) asks one shared selector which host to connect to. */
+function withHostList(poolConfig: pg.PoolConfig, { connection, pool }: PgQueueConfig, log: (msg: string) => void): ResolvedPool {
+  if (!connection.hosts) return { poolConfig, newClient: () => new pg.Client(poolConfig) }
+  const target = connection.targetSessionAttrs ?? 'any'
+  log(`PostgreSQL hosts: ${describeHosts(connection.hosts)} (target_session_attrs=${target})`)
+  const selector = new HostSelector({
+    hosts: connection.hosts,
+    target,
+    clientConfig: { ...poolConfig },
+    probeTimeoutMs: pool.connectionTimeoutMillis > 0 ? pool.connectionTimeoutMillis : 5000,
+    log,
+  })
+  const Client = hostSelectingClient(selector)
+  poolConfig.Client = Client
+  return { poolConfig, newClient: () => new Client(poolConfig) }
 }
 
 // ssl-related URL parameters that pg would otherwise let win over an explicit `ssl` option

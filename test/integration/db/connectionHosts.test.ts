@@ -3,7 +3,7 @@
 // a list. The failover itself (a real standby promoted) is in test/faults/failover.test.ts.
 import net from 'node:net'
 import pg from 'pg'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, describe, expect, inject, it, vi } from 'vitest'
 import { resolveConfig } from '../../../src/config/resolve.js'
 import { resolvePoolConfig } from '../../../src/db/connection.js'
 import { KafkaJSConnectionError } from '../../../src/kafkajs/errors.js'
@@ -62,6 +62,27 @@ describe('connection host lists', () => {
     expect((error as KafkaJSConnectionError).retriable).toBe(true)
     expect((error as Error).message).toContain(`127.0.0.1:${dead.port}`)
     expect((error as Error).message).toContain(`${live.hostname}:${live.port || 5432}: read-only`)
+  })
+
+  it('takes the list from PGHOST/PGPORT/PGTARGETSESSIONATTRS as libpq does', async () => {
+    const dead = await droppingHost()
+    // pg reads the user, database and password from PG* itself; host and port come from the list
+    vi.stubEnv('PGUSER', decodeURIComponent(live.username) || 'postgres')
+    vi.stubEnv('PGDATABASE', live.pathname.slice(1))
+    if (live.password) vi.stubEnv('PGPASSWORD', decodeURIComponent(live.password))
+    try {
+      const env = { PGHOST: `127.0.0.1,${live.hostname}`, PGPORT: `${dead.port},${live.port || 5432}`, PGTARGETSESSIONATTRS: 'read-write' }
+      const config = resolveConfig({ pool: { max: 4, connectionTimeoutMillis: 5000 } }, env)
+      const { poolConfig } = await resolvePoolConfig(config)
+      const pool = new pg.Pool(poolConfig)
+      closers.push(() => pool.end())
+      // before: pg looked up the host "127.0.0.1,<host>" (ENOTFOUND)
+      const { rows } = await pool.query<{ port: number }>('SELECT inet_server_port() AS port')
+      expect(rows[0]!.port).toBe(Number(live.port || 5432))
+      expect(dead.accepted()).toBe(1)
+    } finally {
+      vi.unstubAllEnvs()
+    }
   })
 
   describe('a Kafka client on a host list', () => {

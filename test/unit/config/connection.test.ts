@@ -119,3 +119,39 @@ describe('toPostgresUrl', () => {
     expect(() => resolveConfig({ connectionString: 'mongodb://x' }, {})).toThrow(/options\.connectionString.*"mongodb:\/\/x"/)
   })
 })
+
+describe('libpq host lists in the PG* environment', () => {
+  it('PGHOST=h1,h2 with one PGPORT for all, or one per host, and PGTARGETSESSIONATTRS', () => {
+    expect(conn({ PGHOST: 'h1,h2', PGPORT: '5433' })).toEqual({
+      source: 'pg-env',
+      hosts: [
+        { host: 'h1', port: 5433 },
+        { host: 'h2', port: 5433 },
+      ],
+      targetSessionAttrs: 'any',
+    })
+    expect(conn({ PGHOST: 'h1, h2', PGPORT: '5433,5434', PGTARGETSESSIONATTRS: 'read-write' })).toEqual({
+      source: 'pg-env',
+      hosts: [
+        { host: 'h1', port: 5433 },
+        { host: 'h2', port: 5434 },
+      ],
+      targetSessionAttrs: 'read-write',
+    })
+    // one host and a target: still probed (a primary is asked for)
+    expect(conn({ PGHOST: 'h1', PGTARGETSESSIONATTRS: 'primary' })).toEqual({
+      source: 'pg-env',
+      hosts: [{ host: 'h1' }],
+      targetSessionAttrs: 'primary',
+    })
+    // one host, no target: pg reads PG* itself
+    expect(conn({ PGHOST: 'h1', PGPORT: '5433' })).toEqual({ source: 'pg-env' })
+  })
+
+  it('refuses port lists of another length and targets a queue writer cannot use', () => {
+    expect(() => conn({ PGHOST: 'h1,h2,h3', PGPORT: '1,2' })).toThrow(KafkaJSNonRetriableError)
+    expect(() => conn({ PGHOST: 'h1,h2,h3', PGPORT: '1,2' })).toThrow(/PGPORT.*one per PGHOST entry \(3\)/)
+    expect(() => conn({ PGHOST: 'h1,h2', PGTARGETSESSIONATTRS: 'standby' })).toThrow(/PGTARGETSESSIONATTRS/)
+    expect(() => conn({ PGHOST: 'h1,h2', PGPORT: '99999' })).toThrow(/ports between 1 and 65535/)
+  })
+})
