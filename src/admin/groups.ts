@@ -1,6 +1,6 @@
 import type { DeleteGroupsResult, GroupDescription, GroupOverview } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { describeGroup } from '../client/groupDescription.js'
+import { describeGroups as describeStoredGroups } from '../client/groupDescription.js'
 import { KafkaJSDeleteGroupsError, KafkaJSNonRetriableError, type KafkaJSProtocolError } from '../kafkajs/errors.js'
 import { validateGroupId } from '../kafkajs/messageValidation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
@@ -16,15 +16,11 @@ export async function describeGroups(ctx: PgQueueContext, groupIds: string[]): P
   if (!Array.isArray(groupIds)) throw new KafkaJSNonRetriableError(`Invalid groupIds array ${groupIds}`)
   groupIds.forEach((id) => validateGroupId(id))
   const known = new Set(await ctx.store.members.listGroupIds())
-  const groups: GroupDescription[] = []
-  for (const groupId of groupIds) {
-    const description = await describeGroup(ctx, groupId)
-    groups.push(
-      description.state === 'Empty' && !known.has(groupId)
-        ? ({ groupId, members: [], protocol: '', protocolType: '', state: 'Dead', errorCode: 0 } as GroupDescription)
-        : description,
-    )
-  }
+  const groups = (await describeStoredGroups(ctx, groupIds)).map((description) =>
+    description.state === 'Empty' && !known.has(description.groupId)
+      ? ({ groupId: description.groupId, members: [], protocol: '', protocolType: '', state: 'Dead', errorCode: 0 } as GroupDescription)
+      : description,
+  )
   return { groups }
 }
 

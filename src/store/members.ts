@@ -1,5 +1,6 @@
 import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
+import type { GenerationRow } from './groupGeneration.js'
 import { statements } from './statement.js'
 
 /** An assigner a member offers: its name and its protocol metadata (base64 of the bytes). */
@@ -73,6 +74,23 @@ const sql = statements('members', (t) => ({
   live: `
     SELECT ${MEMBER_COLUMNS}, (extract(epoch FROM heartbeat_at) * 1000)::int8::text AS "heartbeatAtMs"
     FROM ${t.groupMember} WHERE consumer_group = $1 AND ${LIVE} ORDER BY member_id`,
+  // The live members (as `live`) and the current generation (as groupGeneration's `read`) of many groups at once,
+  // in the order asked: one round trip for a group list, and one snapshot for each group's two halves.
+  describe: `
+    SELECT g.id AS "groupId",
+      COALESCE((
+        SELECT json_agg(json_build_object(
+          'memberId', member_id, 'clientId', client_id, 'clientHost', client_host, 'topics', topics,
+          'sessionTimeoutMs', session_timeout_ms, 'protocols', protocols,
+          'joinedAtMs', (extract(epoch FROM joined_at) * 1000)::int8::text,
+          'heartbeatAtMs', (extract(epoch FROM heartbeat_at) * 1000)::int8::text) ORDER BY member_id)
+        FROM ${t.groupMember} WHERE consumer_group = g.id AND ${LIVE}), '[]') AS members,
+      CASE WHEN gen.consumer_group IS NOT NULL THEN json_build_object(
+        'generation', gen.generation::int8, 'leaderId', gen.leader_id, 'protocol', gen.protocol,
+        'memberKey', gen.member_key, 'assignment', gen.assignment) END AS generation
+    FROM unnest($1::text[]) WITH ORDINALITY AS g(id, n)
+    LEFT JOIN ${t.groupGeneration} gen ON gen.consumer_group = g.id
+    ORDER BY g.n`,
   groups: `
     SELECT consumer_group AS "groupId" FROM ${t.groupMember}
     UNION SELECT consumer_group FROM ${t.consumerOffset}
@@ -120,6 +138,19 @@ export interface LiveMemberRow extends MemberRow {
 
 export async function liveMembers(db: Queryable, t: Tables, group: string): Promise<LiveMemberRow[]> {
   return (await run<LiveMemberRow>(db, sql(t).live, [group])).rows
+}
+
+/** One group's live members and current generation, as liveMembers and readGeneration read them. */
+export interface GroupState {
+  groupId: string
+  members: LiveMemberRow[]
+  generation: GenerationRow | null
+}
+
+/** liveMembers and readGeneration of every group in `groups`, in one statement, in the order asked. */
+export async function describeGroups(db: Queryable, t: Tables, groups: string[]): Promise<GroupState[]> {
+  const { rows } = await run<GroupState>(db, sql(t).describe, [groups])
+  return rows.map((r) => ({ ...r, generation: r.generation ? { ...r.generation, generation: Number(r.generation.generation) } : null }))
 }
 
 export async function listGroupIds(db: Queryable, t: Tables): Promise<string[]> {

@@ -76,6 +76,21 @@ describe('listGroups / describeGroups', () => {
     await consumer.disconnect()
     expect((await admin.describeGroups([live])).groups[0]!.state).toBe('Empty')
   })
+
+  it('describes any number of groups in two round trips (the group list and one read of all of them)', async () => {
+    const topic = await newTopic()
+    const { groupId: live, consumer } = await runningGroup(topic)
+    const idle = await Promise.all(Array.from({ length: 6 }, () => idleGroup(topic)))
+    const ids = [live, ...idle, uniqueName('nobody')]
+    const one = await Promise.all(ids.map(async (id) => (await admin.describeGroups([id])).groups[0]))
+    const requests: unknown[] = []
+    const off = admin.on(admin.events.REQUEST, (e) => requests.push(e))
+    const { groups } = await admin.describeGroups(ids)
+    off()
+    expect(requests).toHaveLength(2)
+    expect(groups).toEqual(one)
+    await consumer.disconnect()
+  })
 })
 
 describe('deleteGroups', () => {
