@@ -105,7 +105,9 @@ export function retryTopicPolicy(rt: PolicyRuntime): FailurePolicy {
     async due(d) {
       if ((await rt.settle(d)) === 'done') return 'done'
       const state = retryStateOf(d.message.headers)
-      if (state) await rt.wait(d, state.notBefore - Date.now())
+      // the due time is another process's wall clock plus at most maxMs: waiting longer would only be a clock
+      // behind that one (or stepped back), holding the retry topic's partition for the size of the difference
+      if (state) await rt.wait(d, Math.min(state.notBefore - Date.now(), rt.o.backoff.maxMs))
       return 'handle'
     },
     unsettled: (d) => rt.unsettled(d),
