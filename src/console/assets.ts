@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { extname, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { acceptsGzip } from '../ops/http/io.js'
 
 export const ASSET_PREFIX = '/console/assets/'
 
@@ -67,7 +68,7 @@ export function loadConsoleAssets(basePath: string, { bearer }: { bearer: boolea
       const name = path === '/' ? 'index.html' : path.startsWith(ASSET_PREFIX) ? path.slice(ASSET_PREFIX.length) : undefined
       const asset = name === undefined ? undefined : files.get(name)
       if (!asset || (req.method !== 'GET' && req.method !== 'HEAD')) return false
-      const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))
+      const gzip = acceptsGzip(req)
       const body = gzip ? asset.gzip : asset.body
       res.writeHead(200, {
         'content-type': asset.type,

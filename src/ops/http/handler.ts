@@ -13,7 +13,7 @@ import { createMetrics, type PgQueueMetrics } from '../metrics.js'
 import { REGISTRY_BODY_TYPES, REGISTRY_CONTENT_TYPE } from '../../registry/http/io.js'
 import { createRequestGate, JSON_BODY_TYPES, type Rejection, type RequestGateOptions } from './gate.js'
 import { hostAllowList } from './hosts.js'
-import { errorReply, readJsonObject, send, type Reply } from './io.js'
+import { acceptsGzip, errorReply, readJsonObject, send, type Reply } from './io.js'
 import { messagingRoute } from './messaging.js'
 
 export const MESSAGING_BASE = '/openapi/operations/messaging'
@@ -111,7 +111,8 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
     }
     if (consoleOn && path.startsWith('/console/')) {
       if (!consoleApi) return errorReply(503, 'No pgQueue store: the console needs the pgqueue transport')
-      return (consoleApi.handles(path) && (await consoleApi.route(req, path))) || errorReply(404, `No route for ${path}`)
+      const reply = (consoleApi.handles(path) && (await consoleApi.route(req, path))) || errorReply(404, `No route for ${path}`)
+      return { ...reply, gzip: acceptsGzip(req) }
     }
     if (path !== MESSAGING_BASE && !path.startsWith(`${MESSAGING_BASE}/`)) return errorReply(404, `No route for ${path}`)
     const sub = path.slice(MESSAGING_BASE.length)

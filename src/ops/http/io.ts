@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { gzip } from 'node:zlib'
 import { isStorableText } from '../../db/text.js'
 import { KafkaJSError } from '../../kafkajs/errors.js'
 import { validateGroupId } from '../../kafkajs/messageValidation.js'
@@ -12,17 +13,32 @@ export interface Reply {
   text?: string
   contentType?: string
   headers?: Record<string, string>
+  /** set on replies that may be compressed: whether the client accepts gzip (acceptsGzip) */
+  gzip?: boolean
 }
 
+/** Below this a gzipped body saves too little to be worth it. */
+const GZIP_MIN_BYTES = 1024
+
+/** Whether the request's Accept-Encoding names gzip. */
+export const acceptsGzip = (req: IncomingMessage): boolean => /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))
+
 export function send(res: ServerResponse, reply: Reply): void {
-  const body = reply.text ?? `${JSON.stringify(reply.json ?? null)}\n`
-  res.writeHead(reply.status, {
-    'content-type': reply.contentType ?? (reply.text === undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8'),
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-    ...reply.headers,
-  })
-  res.end(body)
+  const body = Buffer.from(reply.text ?? `${JSON.stringify(reply.json ?? null)}\n`)
+  const write = (bytes: Buffer, gzipped: boolean) => {
+    res.writeHead(reply.status, {
+      'content-type': reply.contentType ?? (reply.text === undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8'),
+      'content-length': bytes.length,
+      'cache-control': 'no-store',
+      ...(reply.gzip === undefined ? {} : { vary: 'accept-encoding' }),
+      ...(gzipped ? { 'content-encoding': 'gzip' } : {}),
+      ...reply.headers,
+    })
+    res.end(bytes)
+  }
+  if (!reply.gzip || body.length < GZIP_MIN_BYTES) return write(body, false)
+  // off the event loop: a message browser page can be large
+  gzip(body, (err, zipped) => (err ? write(body, false) : write(zipped, true)))
 }
 
 export const errorReply = (status: number, message: string): Reply => ({ status, json: { status, error: message } })

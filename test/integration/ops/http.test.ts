@@ -1,3 +1,5 @@
+import http, { type IncomingHttpHeaders } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { attachConsumerMetrics, attachProducerMetrics, startOpsServer, type OpsServer } from '../../../src/ops/index.js'
 import { createSchemaRegistryServer } from '../../../src/registry/http/server.js'
@@ -218,5 +220,45 @@ describe('ops HTTP API options', () => {
     } finally {
       await s.close()
     }
+  })
+})
+
+describe('console API compression', () => {
+  const get = (path: string, acceptEncoding?: string) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const headers = acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding }
+      http
+        .get(`${server.url}${path}`, { headers }, (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }))
+        })
+        .on('error', reject)
+    })
+
+  it('gzips a JSON reply of 1 KiB or more when the client accepts gzip, and only then', async () => {
+    // enough topics for the list to pass the threshold
+    await Promise.all(Array.from({ length: 20 }, () => newTopic(1)))
+    const plain = await get('/console/api/topics')
+    const zipped = await get('/console/api/topics', 'gzip, deflate, br')
+    expect([plain.status, zipped.status]).toEqual([200, 200])
+    expect(plain.body.length).toBeGreaterThanOrEqual(1024)
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    expect(zipped.headers['content-encoding']).toBe('gzip')
+    for (const r of [plain, zipped]) {
+      expect(r.headers.vary).toBe('accept-encoding')
+      expect(Number(r.headers['content-length'])).toBe(r.body.length)
+    }
+    expect(JSON.parse(gunzipSync(zipped.body).toString('utf8'))).toEqual(JSON.parse(plain.body.toString('utf8')))
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 2)
+  })
+
+  it('sends a small reply as it is, and compresses nothing outside the console API', async () => {
+    const small = await get('/console/api/session', 'gzip')
+    expect(small.status).toBe(200)
+    expect(small.headers['content-encoding']).toBeUndefined()
+    const health = await get('/health', 'gzip')
+    expect(health.headers['content-encoding']).toBeUndefined()
+    expect(health.headers.vary).toBeUndefined()
   })
 })
