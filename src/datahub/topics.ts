@@ -4,7 +4,8 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { openBackend, type RegistryBackend } from '../registry/backend.js'
 import type { Kafka } from '../kafka.js'
 import { DATAHUB_TOPIC_CONTENT_TYPE } from './routing.js'
-import { contentTypeId, upsertCatalogue, type CatalogueRow, type SeededTopic } from '../store/datahubTopics.js'
+import type { CatalogueRow, SeededTopic } from '../store/datahubTopics.js'
+import { storeFor } from '../store/handle.js'
 
 export type { SeededTopic }
 
@@ -91,8 +92,9 @@ export async function seedDataHubTopics(target: Kafka | RegistryBackend, options
   const rows = dataHubCatalogue(options)
   const backend = await openBackend('pool' in target || 'kafka' in target ? target : { kafka: target })
   try {
-    const mime = await contentTypeId(backend.pool, backend.tables, options.contentTypeMime ?? DATAHUB_TOPIC_CONTENT_TYPE)
-    return await upsertCatalogue(backend.pool, backend.tables, rows, mime)
+    const store = storeFor(backend).datahubTopics
+    const mime = await store.contentTypeId(options.contentTypeMime ?? DATAHUB_TOPIC_CONTENT_TYPE)
+    return await store.upsertCatalogue(rows, mime)
   } finally {
     await backend.release()
   }

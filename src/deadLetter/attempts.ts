@@ -1,15 +1,7 @@
 import type { Queryable } from '../db/database.js'
 import type { Kafka as PgQueueKafka } from '../kafka.js'
-import {
-  claimMove,
-  clearAttempts,
-  isDone,
-  listAttempts,
-  readAttempts,
-  recordAttempts,
-  type AttemptKey,
-  type FailingMessage,
-} from '../store/deliveryAttempts.js'
+import type { AttemptKey, FailingMessage } from '../store/deliveryAttempts.js'
+import { storeFor } from '../store/handle.js'
 
 export type { AttemptKey, FailingMessage }
 
@@ -49,15 +41,16 @@ export function memoryAttempts(): AttemptLog {
 
 /** pgQueue: counts stored with the group (table delivery_attempt), so they survive a crash or a rebalance. */
 export async function storedAttempts(kafka: PgQueueKafka): Promise<AttemptLog> {
-  const { pool, tables, release } = await kafka.database()
+  const opened = await kafka.database()
+  const store = storeFor(opened).deliveryAttempts
   return {
-    read: (k) => readAttempts(pool, tables, k),
-    failed: (k, attempts, error) => recordAttempts(pool, tables, k, attempts, error),
-    forget: (k) => clearAttempts(pool, tables, k),
+    read: (k) => store.readAttempts(k),
+    failed: (k, attempts, error) => store.recordAttempts(k, attempts, error),
+    forget: (k) => store.clearAttempts(k),
     moved: () => {},
-    claim: (db, k, attempts, error) => claimMove(db, tables, k, attempts, error),
-    done: (k) => isDone(pool, tables, k),
-    close: release,
+    claim: (db, k, attempts, error) => storeFor(opened, db).deliveryAttempts.claimMove(k, attempts, error),
+    done: (k) => store.isDone(k),
+    close: opened.release,
   }
 }
 
@@ -69,10 +62,10 @@ export async function readFailingMessages(
   kafka: PgQueueKafka,
   { group, topic, limit = 1000 }: { group?: string; topic?: string; limit?: number } = {},
 ): Promise<FailingMessage[]> {
-  const { pool, tables, release } = await kafka.database()
+  const opened = await kafka.database()
   try {
-    return await listAttempts(pool, tables, { group, topic, limit })
+    return await storeFor(opened).deliveryAttempts.listAttempts({ group, topic, limit })
   } finally {
-    await release()
+    await opened.release()
   }
 }

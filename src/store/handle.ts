@@ -1,10 +1,12 @@
 // One store handle per open database: every store function that takes (db, tables, ...) bound once to the pool
 // and the table names, so callers write ctx.store.offsets.readOffsets(groupId, topic) instead of passing
 // ctx.db.pool and ctx.tables at every call. Inside a transaction, storeFor(db, client) binds a client instead.
-import type { Database, Queryable } from '../db/database.js'
+import type { Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import * as browse from './browse.js'
 import * as dataHubMembers from './dataHubMembers.js'
+import * as datahubTopics from './datahubTopics.js'
+import * as deliveryAttempts from './deliveryAttempts.js'
 import * as fetch from './fetch.js'
 import * as groupGeneration from './groupGeneration.js'
 import * as lag from './lag.js'
@@ -23,6 +25,8 @@ import * as topics from './topics.js'
 const modules = {
   browse,
   dataHubMembers,
+  datahubTopics,
+  deliveryAttempts,
   fetch,
   groupGeneration,
   lag,
@@ -52,7 +56,13 @@ type Bound<M> = {
 
 export type Store = { readonly [N in keyof typeof modules]: Bound<(typeof modules)[N]> }
 
-const bound = new WeakMap<Database, Store>()
+/** An open database: a `Database`, or the pool and tables of `kafka.database()` / the registry's backend. */
+interface Opened {
+  readonly pool: Queryable
+  readonly tables: Tables
+}
+
+const bound = new WeakMap<Opened, Store>()
 
 function bind(db: Queryable, t: Tables): Store {
   const store: Record<string, Record<string, unknown>> = {}
@@ -67,7 +77,7 @@ function bind(db: Queryable, t: Tables): Store {
 }
 
 /** The store of an open database (bound to its pool, built once), or bound to `client` for a transaction. */
-export function storeFor(db: Database, client?: Queryable): Store {
+export function storeFor(db: Opened, client?: Queryable): Store {
   if (client) return bind(client, db.tables)
   let store = bound.get(db)
   if (!store) bound.set(db, (store = bind(db.pool, db.tables)))
