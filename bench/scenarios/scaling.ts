@@ -9,7 +9,8 @@
 // - backlog: that many messages stored, then one member drains them (eachBatch): drain rate and the time from its
 //   release to its first delivery (the first fetch at the head of the backlog).
 // - latency under load: the latency scenario's 1,000 msg/s single sends, while another process sends batches of
-//   1,000 at 10 per second to another topic and, on pgQueue, runs maintenance (vacuum included) back to back.
+//   1,000 at 10 per second to another topic; on pgQueue once more with that process also running maintenance
+//   (vacuum included) back to back.
 // - churn (pgQueue): a producer process (batches of 100 at 50 per second, maintenance back to back) and a
 //   consuming group run together on a topic with 10 s retention; then the dead tuples left in the message, offset
 //   and lease tables and the rows still stored.
@@ -24,6 +25,9 @@ import { measureLatency } from './latency.js'
 
 const BATCH = 1000
 const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
+
+/** Topics with a thousand partitions, deleted once the scenario is over (a shared broker keeps no idle ones). */
+const large: string[] = []
 
 async function partitionSteps(ctx: RunContext): Promise<Row[]> {
   const rows: Row[] = []
@@ -55,19 +59,32 @@ async function partitionSteps(ctx: RunContext): Promise<Row[]> {
       value: g!.perSecond,
       detail: { messages: total + Math.min(total, 2000), partitions, ms: Math.round(g!.lastAt - g!.firstAt) },
     })
-    if (partitions >= 1024) await deleteTopic(ctx.target, topic) // a shared broker keeps no thousand idle partitions
+    if (partitions >= 1024) large.push(topic)
   }
   return rows
 }
 
-async function deleteTopic(target: Target, topic: string): Promise<void> {
+async function deleteTopics(target: Target, topics: string[]): Promise<void> {
+  if (topics.length === 0) return
   const admin = makeKafka(target, 'bench-admin').admin()
   await admin.connect()
   try {
-    await admin.deleteTopics({ topics: [topic] })
+    await admin.deleteTopics({ topics: topics.splice(0) })
   } finally {
     await admin.disconnect()
   }
+}
+
+/** Connections a pgQueue consumer process may hold: its pool (default 8) and the LISTEN connection. */
+const CONNECTIONS_PER_MEMBER = 9
+
+/** pgQueue: the connections still free on the server (max_connections less those open), to stay clear of the limit. */
+async function freeConnections(ctx: RunContext): Promise<number> {
+  if (!ctx.pg) return Infinity
+  const res = await ctx.pg.pool.query<{ free: number }>(
+    `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - count(*)::int AS free FROM pg_stat_activity`,
+  )
+  return res.rows[0]!.free
 }
 
 async function groupSteps(ctx: RunContext): Promise<Row[]> {
@@ -78,6 +95,14 @@ async function groupSteps(ctx: RunContext): Promise<Row[]> {
   await prefill(ctx.target, topic, total)
   const ends = await highWatermarks(ctx.target, topic)
   for (const groups of ctx.sizes.scalingGroups) {
+    const free = await freeConnections(ctx)
+    if (groups * CONNECTIONS_PER_MEMBER + 10 > free) {
+      // each member process holds its own connections: on a shared server the step would take other clients' slots
+      ctx.log(
+        `scaling fan-out, ${groups} groups: skipped, needs up to ${groups * CONNECTIONS_PER_MEMBER} connections and the server has ${free} free`,
+      )
+      continue
+    }
     const configs = Array.from({ length: groups }, (_, i) => member(ctx, topic, `bench-scaling-g${groups}-${i}-${ctx.runId}`, 'eachBatch'))
     const results = await runMembers(configs, topic, 1, ends)
     const firstAt = Math.min(...results.map((r) => r.firstAt))
@@ -169,29 +194,36 @@ async function backlogSteps(ctx: RunContext): Promise<Row[]> {
 }
 
 async function latencyUnderLoad(ctx: RunContext): Promise<Row[]> {
+  const rows: Row[] = []
   const rate = ctx.sizes.latencyRate
-  const background = `bench-scaling-load-${ctx.runId}`
-  await createTopic(ctx.target, background, 1)
-  const load = await startProducers([
-    { target: ctx.target, topic: background, partitions: 1, index: 0, batch: BATCH, sendsPerSecond: 10, maintenance: ctx.backend === 'pgqueue' },
-  ])
-  let l: Awaited<ReturnType<typeof measureLatency>>
-  try {
-    l = await measureLatency(ctx, `bench-scaling-latency-${ctx.runId}`, rate, ctx.sizes.latencySeconds)
-  } finally {
-    load.stop()
+  // beside the batch producer alone, then (pgQueue) with maintenance too: what each adds to the tail
+  for (const maintenance of ctx.backend === 'pgqueue' ? [false, true] : [false]) {
+    const what = maintenance ? 'a batch producer and maintenance' : 'a batch producer'
+    const name = maintenance ? 'loadedLatency' : 'batchLatency'
+    const background = `bench-scaling-${name}-load-${ctx.runId}`
+    await createTopic(ctx.target, background, 1)
+    const load = await startProducers([
+      { target: ctx.target, topic: background, partitions: 1, index: 0, batch: BATCH, sendsPerSecond: 10, maintenance },
+    ])
+    let l: Awaited<ReturnType<typeof measureLatency>>
+    try {
+      l = await measureLatency(ctx, `bench-scaling-${name}-${ctx.runId}`, rate, ctx.sizes.latencySeconds)
+    } finally {
+      load.stop()
+    }
+    const [bg] = await load.done
+    const beside = { backgroundMsgPerSecond: bg!.messages / ((bg!.lastAt - bg!.firstAt) / 1000), maintenanceRuns: bg!.maintenanceRuns }
+    ctx.log(
+      `scaling latency at ${rate} msg/s beside ${what} (${Math.round(beside.backgroundMsgPerSecond)} msg/s, ${beside.maintenanceRuns ?? 0} maintenance runs): p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms`,
+    )
+    const label = (q: string) => `scaling: latency at ${rate.toLocaleString('en-US')} msg/s beside ${what}, ${q}`
+    rows.push(
+      { key: `scaling.${name}.p50`, scenario: 'scaling', label: label('p50'), unit: 'ms', value: l.p50, detail: { ...l.detail, ...beside } },
+      { key: `scaling.${name}.p99`, scenario: 'scaling', label: label('p99'), unit: 'ms', value: l.p99 },
+      { key: `scaling.${name}.max`, scenario: 'scaling', label: label('max'), unit: 'ms', value: l.max },
+    )
   }
-  const [bg] = await load.done
-  const beside = { backgroundMsgPerSecond: bg!.messages / ((bg!.lastAt - bg!.firstAt) / 1000), maintenanceRuns: bg!.maintenanceRuns }
-  ctx.log(
-    `scaling latency at ${rate} msg/s beside batches of 1,000 (${Math.round(beside.backgroundMsgPerSecond)} msg/s) and maintenance (${beside.maintenanceRuns ?? 0} runs): p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms`,
-  )
-  const label = (what: string) => `scaling: latency at ${rate.toLocaleString('en-US')} msg/s beside a batch producer and maintenance, ${what}`
-  return [
-    { key: 'scaling.loadedLatency.p50', scenario: 'scaling', label: label('p50'), unit: 'ms', value: l.p50, detail: { ...l.detail, ...beside } },
-    { key: 'scaling.loadedLatency.p99', scenario: 'scaling', label: label('p99'), unit: 'ms', value: l.p99 },
-    { key: 'scaling.loadedLatency.max', scenario: 'scaling', label: label('max'), unit: 'ms', value: l.max },
-  ]
+  return rows
 }
 
 async function churnStep(ctx: RunContext): Promise<Row[]> {
@@ -233,6 +265,21 @@ async function churnStep(ctx: RunContext): Promise<Row[]> {
 
 export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
   const rows: Row[] = []
-  for (const step of [latencyUnderLoad, partitionSteps, groupSteps, producerSteps, backlogSteps, churnStep]) rows.push(...(await step(ctx)))
+  const steps = {
+    latency: latencyUnderLoad,
+    partitions: partitionSteps,
+    groups: groupSteps,
+    producers: producerSteps,
+    backlog: backlogSteps,
+    churn: churnStep,
+  }
+  // BENCH_SCALING_STEPS=producers,backlog runs only those steps (default: all, in this order)
+  const only = process.env.BENCH_SCALING_STEPS?.split(',').map((s) => s.trim())
+  try {
+    for (const [name, step] of Object.entries(steps)) if (!only || only.includes(name)) rows.push(...(await step(ctx)))
+  } finally {
+    if (ctx.backend === 'kafka') await deleteTopics(ctx.target, large)
+    else large.length = 0
+  }
   return rows
 }
