@@ -28,7 +28,8 @@ export async function startProducers(configs: ProducerConfig[]): Promise<Produce
     ready.push(new Promise<void>((resolve) => (readyNow = resolve)))
     return new Promise<Done>((resolve, reject) => {
       proc.on('message', (m: ProducerMessage) => (m.type === 'ready' ? readyNow() : resolve(m)))
-      proc.on('exit', (code, signal) => reject(new Error(`bench producer ${proc.pid} exited (${signal ?? code}) before reporting`)))
+      // 'close', not 'exit': the channel is drained by then, so a report sent just before exiting has arrived
+      proc.on('close', (code, signal) => reject(new Error(`bench producer ${proc.pid} exited (${signal ?? code}) before reporting`)))
     })
   })
   const all = Promise.all(done).then((reports) => {
