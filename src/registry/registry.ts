@@ -2,21 +2,12 @@
 // Writers of one subject serialise on a transaction-scoped advisory lock; the global id comes from the unique
 // canonical hash, so concurrent registrations of one schema from any number of processes agree on one id.
 import type pg from 'pg'
-import { Database, type Queryable } from '../db/database.js'
+import { Database } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
-import { GLOBAL_SUBJECT, getCompatibility } from '../store/registryConfig.js'
-import { findSchemaById, findSchemaIdByHash, insertSchema, subjectsForSchemaId, versionsForSchemaId } from '../store/registrySchemas.js'
+import { storeFor, type Store } from '../store/handle.js'
+import { GLOBAL_SUBJECT } from '../store/registryConfig.js'
 import { transaction } from '../store/transactions.js'
-import {
-  insertVersion,
-  listSubjects,
-  listVersions,
-  lockSubject,
-  nextVersion,
-  schemasReferencing,
-  subjectVersions,
-  type VersionRow,
-} from '../store/registryVersions.js'
+import type { VersionRow } from '../store/registryVersions.js'
 import { openBackend, type RegistryBackend } from './backend.js'
 import { compatibilityProblems, type VersionedType } from './compatibility.js'
 import { deleteSubjectCompatibility, globalCompatibility, setGlobalCompatibility, setSubjectCompatibility, subjectCompatibility } from './config.js'
@@ -43,6 +34,8 @@ export interface ReadOptions {
 export class PgSchemaRegistry {
   readonly db: Database
   readonly resolver: SchemaResolver
+  /** the store bound to the pool; a transaction binds its client with storeFor(this.db, client) */
+  private readonly store: Store
 
   constructor(
     readonly pool: pg.Pool,
@@ -50,7 +43,8 @@ export class PgSchemaRegistry {
     private readonly onClose: () => Promise<void> = async () => {},
   ) {
     this.db = new Database(pool, tables)
-    this.resolver = new SchemaResolver(pool, tables)
+    this.store = storeFor(this.db)
+    this.resolver = new SchemaResolver(this.store)
   }
 
   static async open(backend: RegistryBackend): Promise<PgSchemaRegistry> {
@@ -71,26 +65,27 @@ export class PgSchemaRegistry {
     const given = givenIdentity(input)
     const prepared = await this.resolver.prepare(input)
     return transaction(this.db, async (client) => {
-      await lockSubject(client, this.tables, subject)
-      await assertRegistrable(client, this.tables, subject, given.id !== undefined)
-      if (given.id !== undefined) return importVersion(client, this.tables, subject, prepared, given.id, given.version)
-      const live = await subjectVersions(client, this.tables, subject, false)
+      const store = storeFor(this.db, client)
+      await store.registryVersions.lockSubject(subject)
+      await assertRegistrable(store, subject, given.id !== undefined)
+      if (given.id !== undefined) return importVersion(store, subject, prepared, given.id, given.version)
+      const live = await store.registryVersions.subjectVersions(subject, false)
       const same = live.find((v) => v.hash === prepared.hash)
       // with a version given Confluent registers again under it (when it is the next one), as below
       if (same && given.version === undefined) return { id: same.id, version: same.version }
-      if (given.version !== undefined && given.version !== (await nextVersion(client, this.tables, subject))) {
+      if (given.version !== undefined && given.version !== (await store.registryVersions.nextVersion(subject))) {
         throw invalidSchema(`Version ${given.version} is not one more than the previous version of subject "${subject}"`)
       }
       // every read below goes through the transaction's client: a second pooled connection could deadlock the pool
-      const level = await this.effectiveCompatibility(subject, client)
-      const problems = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, live), client))
+      const level = await this.effectiveCompatibility(subject, store)
+      const problems = compatibilityProblems(level, prepared.type, await this.typed(comparedWith(level, live), store))
       if (problems.length > 0) {
         throw incompatibleSchema(
           `Schema being registered is incompatible with an earlier schema for subject "${subject}" (${level}); ` + `details: ${problems.join('; ')}`,
         )
       }
-      const id = await this.schemaIdFor(client, prepared)
-      return { id, version: await insertVersion(client, this.tables, subject, id) }
+      const id = await this.schemaIdFor(store, prepared)
+      return { id, version: await store.registryVersions.insertVersion(subject, id) }
     })
   }
 
@@ -104,7 +99,7 @@ export class PgSchemaRegistry {
   }
 
   async subjects(opts: ReadOptions & { prefix?: string } = {}): Promise<string[]> {
-    return listSubjects(this.pool, this.tables, opts.deleted ?? false, opts.prefix ?? '')
+    return this.store.registryVersions.listSubjects(opts.deleted ?? false, opts.prefix ?? '')
   }
 
   async versions(subject: string, opts: ReadOptions = {}): Promise<number[]> {
@@ -120,7 +115,7 @@ export class PgSchemaRegistry {
 
   /** Ids of live schemas whose references name this subject version. */
   async referencedBy(subject: string, version: number): Promise<number[]> {
-    return schemasReferencing(this.pool, this.tables, subject, [version])
+    return this.store.registryVersions.schemasReferencing(subject, [version])
   }
 
   async latestSchemaId(subject: string): Promise<number> {
@@ -129,26 +124,26 @@ export class PgSchemaRegistry {
 
   /** GET /schemas/ids/{id} */
   async schemaById(id: number): Promise<StoredSchema> {
-    const found = Number.isInteger(id) ? await findSchemaById(this.pool, this.tables, id) : undefined
+    const found = Number.isInteger(id) ? await this.store.registrySchemas.findSchemaById(id) : undefined
     if (!found) throw schemaNotFound(`Schema ${id} not found`)
     return found
   }
 
   async subjectsForId(id: number, opts: ReadOptions = {}): Promise<string[]> {
     await this.schemaById(id)
-    return subjectsForSchemaId(this.pool, this.tables, id, opts.deleted ?? false)
+    return this.store.registrySchemas.subjectsForSchemaId(id, opts.deleted ?? false)
   }
 
   async versionsForId(id: number, opts: ReadOptions = {}): Promise<Array<{ subject: string; version: number }>> {
     await this.schemaById(id)
-    return versionsForSchemaId(this.pool, this.tables, id, opts.deleted ?? false)
+    return this.store.registrySchemas.versionsForSchemaId(id, opts.deleted ?? false)
   }
 
   /** GET /schemas: versions of every subject, filtered and paged. */
   async listSchemas(
     opts: { prefix?: string; deleted?: boolean; latestOnly?: boolean; offset?: number; limit?: number } = {},
   ): Promise<SubjectVersion[]> {
-    const rows = await listVersions(this.pool, this.tables, {
+    const rows = await this.store.registryVersions.listVersions({
       prefix: opts.prefix ?? '',
       deleted: opts.deleted ?? false,
       latestOnly: opts.latestOnly ?? false,
@@ -168,7 +163,7 @@ export class PgSchemaRegistry {
     const level = await this.effectiveCompatibility(subject)
     let against: VersionRow[]
     if (selector === undefined) {
-      against = await subjectVersions(this.pool, this.tables, subject, false)
+      against = await this.store.registryVersions.subjectVersions(subject, false)
     } else {
       const chosen = await this.version(subject, selector)
       against = [{ ...chosen, hash: '' }]
@@ -179,74 +174,75 @@ export class PgSchemaRegistry {
 
   /** DELETE /subjects/{s}: soft delete, or with `permanent` remove what a soft delete left. */
   async deleteSubject(subject: string, opts: { permanent?: boolean } = {}): Promise<number[]> {
-    await assertWritable(this.pool, this.tables, subject)
-    return deleteSubject(this.db, this.tables, subject, opts.permanent ?? false)
+    await assertWritable(this.store, subject)
+    return deleteSubject(this.db, subject, opts.permanent ?? false)
   }
 
   async deleteVersion(subject: string, selector: VersionSelector, opts: { permanent?: boolean } = {}): Promise<number> {
-    await assertWritable(this.pool, this.tables, subject)
-    return deleteSubjectVersion(this.db, this.tables, subject, selector, opts.permanent ?? false)
+    await assertWritable(this.store, subject)
+    return deleteSubjectVersion(this.db, subject, selector, opts.permanent ?? false)
   }
 
   /** GET /mode[/{s}] */
   getMode(subject?: string, opts: { defaultToGlobal?: boolean } = {}): Promise<RegistryMode> {
-    return readMode(this.pool, this.tables, subject, opts.defaultToGlobal ?? false)
+    return readMode(this.store, subject, opts.defaultToGlobal ?? false)
   }
 
   /** PUT /mode[/{s}]: READWRITE, READONLY or IMPORT (42204 otherwise); IMPORT on a non-empty scope needs `force`. */
   setMode(mode: unknown, subject?: string, opts: { force?: boolean } = {}): Promise<RegistryMode> {
-    return writeMode(this.db, this.tables, mode, subject, opts.force ?? false)
+    return writeMode(this.db, mode, subject, opts.force ?? false)
   }
 
   /** DELETE /mode/{s} */
   deleteMode(subject: string): Promise<RegistryMode> {
-    return removeMode(this.pool, this.tables, subject)
+    return removeMode(this.store, subject)
   }
 
   /** The global level, or a subject's own (40408 when unset unless `defaultToGlobal`). */
   getCompatibility(subject?: string, opts: { defaultToGlobal?: boolean } = {}): Promise<CompatibilityLevel> {
-    if (subject === undefined) return globalCompatibility(this.pool, this.tables)
-    return subjectCompatibility(this.pool, this.tables, subject, opts.defaultToGlobal ?? false)
+    if (subject === undefined) return globalCompatibility(this.store)
+    return subjectCompatibility(this.store, subject, opts.defaultToGlobal ?? false)
   }
 
   /** Sets the global level, or a subject's when `subject` is given; 42203 for an unknown level. */
   setCompatibility(level: CompatibilityLevel | string, subject?: string): Promise<CompatibilityLevel> {
-    if (subject === undefined) return setGlobalCompatibility(this.pool, this.tables, level)
-    return setSubjectCompatibility(this.pool, this.tables, subject, level)
+    if (subject === undefined) return setGlobalCompatibility(this.store, level)
+    return setSubjectCompatibility(this.store, subject, level)
   }
 
   /** Removes a subject's own level (it falls back to the global one); returns the removed level. */
   deleteCompatibility(subject: string): Promise<CompatibilityLevel> {
-    return deleteSubjectCompatibility(this.pool, this.tables, subject)
+    return deleteSubjectCompatibility(this.store, subject)
   }
 
   /** The level that applies to a subject: its own, else the global one, else BACKWARD. */
-  async effectiveCompatibility(subject: string, db: Queryable = this.pool): Promise<CompatibilityLevel> {
-    return (await getCompatibility(db, this.tables, subject)) ?? (await getCompatibility(db, this.tables, GLOBAL_SUBJECT)) ?? DEFAULT_COMPATIBILITY
+  async effectiveCompatibility(subject: string, store: Store = this.store): Promise<CompatibilityLevel> {
+    const { getCompatibility } = store.registryConfig
+    return (await getCompatibility(subject)) ?? (await getCompatibility(GLOBAL_SUBJECT)) ?? DEFAULT_COMPATIBILITY
   }
 
   /** Versions of a subject; 40401 when it has none (none that are live, unless deleted ones are asked for). */
   async versionsOrThrow(subject: string, deleted: boolean): Promise<VersionRow[]> {
-    const versions = await subjectVersions(this.pool, this.tables, subject, deleted)
+    const versions = await this.store.registryVersions.subjectVersions(subject, deleted)
     if (versions.length === 0) throw subjectNotFound(subject)
     return versions
   }
 
   /** Parsed types of the versions, one at a time (a transaction's client runs one query at a time anyway). */
-  private async typed(versions: VersionRow[], db: Queryable = this.pool): Promise<VersionedType[]> {
+  private async typed(versions: VersionRow[], store: Store = this.store): Promise<VersionedType[]> {
     const out: VersionedType[] = []
-    for (const v of versions) out.push({ version: v.version, type: await this.resolver.typeOf(v.id, db) })
+    for (const v of versions) out.push({ version: v.version, type: await this.resolver.typeOf(v.id, store) })
     return out
   }
 
   /** The global id of a schema: existing row, else a new one; a concurrent winner's id when we lose the race. */
-  private async schemaIdFor(client: pg.PoolClient, prepared: PreparedSchema): Promise<number> {
+  private async schemaIdFor(store: Store, prepared: PreparedSchema): Promise<number> {
     const row = { schemaType: prepared.schemaType, schema: prepared.canonical, hash: prepared.hash, references: prepared.references }
     // a drawn id can collide with one imported after the sequence moved (another process's IMPORT): draw again
     for (let attempt = 0; attempt < 5; attempt++) {
-      const existing = await findSchemaIdByHash(client, this.tables, prepared.hash)
+      const existing = await store.registrySchemas.findSchemaIdByHash(prepared.hash)
       if (existing !== undefined) return existing
-      const inserted = await insertSchema(client, this.tables, row)
+      const inserted = await store.registrySchemas.insertSchema(row)
       if (inserted !== undefined) return inserted
       // Else another transaction committed the hash (READ COMMITTED: the next statement sees its row) or the id.
     }

@@ -1,10 +1,7 @@
 // Turns submitted and stored schemas into avsc Types: validates the request, resolves references through the
 // versions they name, and caches parsed stored schemas by id (a schema row never changes once written).
 import type { Type } from 'avsc'
-import type { Queryable } from '../db/database.js'
-import type { Tables } from '../db/tables.js'
-import { findSchemaById } from '../store/registrySchemas.js'
-import { subjectVersion } from '../store/registryVersions.js'
+import type { Store } from '../store/handle.js'
 import { parseAvro, parseSchemaJson } from './avro.js'
 import { canonicalAvroText, schemaHash } from './canonical.js'
 import { invalidSchema } from './errors.js'
@@ -26,10 +23,7 @@ const INT32_MAX = 2_147_483_647
 export class SchemaResolver {
   private readonly types = new Map<number, Promise<Type>>()
 
-  constructor(
-    private readonly db: Queryable,
-    private readonly tables: Tables,
-  ) {}
+  constructor(private readonly store: Store) {}
 
   async prepare(input: unknown): Promise<PreparedSchema> {
     const { schema, references } = validateInput(input)
@@ -39,13 +33,13 @@ export class SchemaResolver {
   }
 
   /**
-   * The parsed schema of a stored id (soft-deleted or unused ids too). Inside a transaction pass its client:
+   * The parsed schema of a stored id (soft-deleted or unused ids too). Inside a transaction pass the store bound to its client:
    * waiting for a second pooled connection while holding one can exhaust the pool.
    */
-  typeOf(id: number, db: Queryable = this.db): Promise<Type> {
+  typeOf(id: number, store: Store = this.store): Promise<Type> {
     let cached = this.types.get(id)
     if (!cached) {
-      cached = this.load(id, db)
+      cached = this.load(id, store)
       cached.catch(() => this.types.delete(id))
       if (this.types.size >= MAX_CACHED) this.types.delete(this.types.keys().next().value as number)
       this.types.set(id, cached)
@@ -53,27 +47,27 @@ export class SchemaResolver {
     return cached
   }
 
-  private async load(id: number, db: Queryable): Promise<Type> {
-    const row = await findSchemaById(db, this.tables, id, true)
+  private async load(id: number, store: Store): Promise<Type> {
+    const row = await store.registrySchemas.findSchemaById(id, true)
     if (!row) throw new Error(`schema id ${id} vanished while in use`)
-    return parseAvro(row.schema, await this.dependencies(row.references, db))
+    return parseAvro(row.schema, await this.dependencies(row.references, store))
   }
 
   /** Schema texts of every referenced version, each after its own references, once each. */
   private async dependencies(
     refs: readonly SchemaReference[],
-    db: Queryable = this.db,
+    store: Store = this.store,
     seen = new Set<number>(),
     out: string[] = [],
   ): Promise<string[]> {
     for (const ref of refs) {
-      const version = await subjectVersion(db, this.tables, ref.subject, ref.version)
+      const version = await store.registryVersions.subjectVersion(ref.subject, ref.version)
       if (!version) {
         throw invalidSchema(`Invalid schema: reference "${ref.name}" names subject "${ref.subject}" version ${ref.version}, which does not exist`)
       }
       if (seen.has(version.id)) continue
       seen.add(version.id)
-      await this.dependencies(version.references, db, seen, out)
+      await this.dependencies(version.references, store, seen, out)
       out.push(version.schema)
     }
     return out

@@ -19,6 +19,10 @@ import * as partitionStats from './partitionStats.js'
 import * as partitions from './partitions.js'
 import * as producers from './producers.js'
 import * as registrations from './registrations.js'
+import * as registryConfig from './registryConfig.js'
+import * as registryMode from './registryMode.js'
+import * as registrySchemas from './registrySchemas.js'
+import * as registryVersions from './registryVersions.js'
 import * as topicConfig from './topicConfig.js'
 import * as topics from './topics.js'
 
@@ -39,6 +43,10 @@ const modules = {
   partitions,
   producers,
   registrations,
+  registryConfig,
+  registryMode,
+  registrySchemas,
+  registryVersions,
   topicConfig,
   topics,
 }
