@@ -4,7 +4,7 @@ import { resolveConfig } from '../../config/resolve.js'
 import { resolvePoolConfig } from '../../db/connection.js'
 import { findPendingMigrations, migrate } from '../../store/migrator.js'
 import { tablesFor } from '../../db/tables.js'
-import { ensurePartitions } from '../../store/partitions.js'
+import { storeFor } from '../../store/handle.js'
 import { CONNECTION_OPTIONS, JSON_OPTION, flag, positionals, type Command } from '../args.js'
 import { pgqueueOptions } from '../connect.js'
 import { writeJson } from '../format.js'
@@ -42,7 +42,7 @@ export const migrateCommand: Command = {
       try {
         io.stderr.write(`Migrating schema "${tables.schema}" (prefix "${tables.prefix}")…\n`)
         const { applied } = await migrate(client, { ...opts, log })
-        const partitionsCreated = await ensurePartitions(client, tables)
+        const partitionsCreated = await storeFor({ pool, tables }, client).partitions.ensurePartitions()
         if (flag(p, 'json')) writeJson(io.stdout, { schema: tables.schema, prefix: tables.prefix, applied, partitionsCreated })
         else if (applied.length === 0) io.stdout.write(`Schema "${tables.schema}" is up to date\n`)
         else io.stdout.write(`Applied to schema "${tables.schema}":\n${applied.map((s) => `  ${s}\n`).join('')}`)
