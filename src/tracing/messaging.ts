@@ -165,6 +165,8 @@ export function traceEachBatch(handler: EachBatchHandler, groupId: string): Each
     )
     const inPoll = api.trace.setSpan(api.context.active(), poll)
     const spans = [poll]
+    // an inert poll span (no SDK): every process span under it would be inert too
+    if (inert(api, api.ROOT_CONTEXT, poll)) return endAfter(api, spans, () => api.context.with(inPoll, () => handler(payload)))
     for (const message of messages) {
       const producer = api.trace.getSpan(api.propagation.extract(api.ROOT_CONTEXT, message.headers, headerGetter))?.spanContext()
       const options = { ...processSpan(api, topic, partition, groupId, message), links: producer ? [{ context: producer }] : [] }
