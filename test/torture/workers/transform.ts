@@ -23,14 +23,16 @@ async function eachBatch({ batch }: EachBatchPayload) {
   const values = outputs.map((o) => o.value)
   const next = (BigInt(batch.lastOffset()) + 1n).toString()
   rec.record({ k: 'txb', id, via: 'eos', values })
-  const tx = await w.track('eos.begin', () => producer.transaction())
+  let tx: Awaited<ReturnType<typeof producer.transaction>> | undefined
   try {
+    // inside the try: a failed begin ends the handler too (unrecorded, the checker saw it running on, overlapped)
+    tx = await w.track('eos.begin', () => producer.transaction())
     for (const m of batch.messages) rec.record({ k: 'd', g, topic, partition, offset: m.offset, value: String(m.value) })
-    await w.track('eos.send', () => tx.send({ topic: spec.output, messages: outputs }))
+    await w.track('eos.send', () => tx!.send({ topic: spec.output, messages: outputs }))
     await sleep(rng.int(0, 30)) // the transform's own work: a stall may land inside the transaction
-    await w.track('eos.sendOffsets', () => tx.sendOffsets({ consumerGroupId: g, topics: [{ topic, partitions: [{ partition, offset: next }] }] }))
+    await w.track('eos.sendOffsets', () => tx!.sendOffsets({ consumerGroupId: g, topics: [{ topic, partitions: [{ partition, offset: next }] }] }))
   } catch (e) {
-    await tx.abort().catch(() => undefined)
+    await tx?.abort().catch(() => undefined)
     rec.record({ k: 'abort', via: 'eos', values, reason: 'its transaction failed before COMMIT' })
     rec.record({ k: 'hl', h })
     throw e
@@ -39,7 +41,7 @@ async function eachBatch({ batch }: EachBatchPayload) {
   for (const m of batch.messages) rec.record({ k: 'x', g, topic, partition, offset: m.offset })
   rec.record({ k: 'txc', id })
   try {
-    await w.track('eos.commit', () => tx.commit())
+    await w.track('eos.commit', () => tx!.commit())
     for (const value of values) rec.record({ k: 'ack', via: 'eos', topic: spec.output, value })
     rec.record({ k: 'c', g, topic, partition, offset: next, src: 'sendOffsets' })
   } catch (e) {
