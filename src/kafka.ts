@@ -3,6 +3,7 @@ import type pg from 'pg'
 import type { Tables } from './db/tables.js'
 import { PgQueueContext } from './client/context.js'
 import { resolveConfig } from './config/resolve.js'
+import { toKafkaJSError } from './db/pgErrors.js'
 import type { PgQueueConfig, PgQueueOptions } from './config/types.js'
 import { createAdmin } from './admin/index.js'
 import { createConsumer } from './consumer/index.js'
@@ -59,7 +60,12 @@ export class Kafka {
    * transactions. Call `release()` when done; the pool closes with the last user.
    */
   async database(): Promise<{ pool: pg.Pool; tables: Tables; release(): Promise<void> }> {
-    const db = await this.context.acquire()
+    let db: Awaited<ReturnType<PgQueueContext['acquire']>>
+    try {
+      db = await this.context.acquire()
+    } catch (e) {
+      throw toKafkaJSError(e, 'database') // as the clients' connect(): typed, retriable when the server is unreachable
+    }
     let released = false
     return {
       pool: db.pool,
