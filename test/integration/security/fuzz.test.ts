@@ -144,8 +144,11 @@ const probe = fc
     if (r.type) headers['content-type'] = r.type
     const q = r.topicIn && r.query === '' ? `?topic=${encodeURIComponent(topic)}` : r.query
     const hostAllowed = r.host === 'ok' || r.host === 'localhost'
-    const publicPage = hostAllowed && (r.method === 'GET' || r.method === 'HEAD') && (r.path === '/' || r.path.startsWith('/console/assets/'))
-    return { method: r.method, url: `${url.origin}${r.path}${q}`, headers, body: r.body, authorized: r.token === 'right' && hostAllowed, publicPage }
+    // the path as the client sends it: the URL parser resolves dot segments (`/..` and `/%2e%2e` are `/`)
+    const sent = new URL(`${url.origin}${r.path}${q}`)
+    const publicPage =
+      hostAllowed && (r.method === 'GET' || r.method === 'HEAD') && (sent.pathname === '/' || sent.pathname.startsWith('/console/assets/'))
+    return { method: r.method, url: sent.href, headers, body: r.body, authorized: r.token === 'right' && hostAllowed, publicPage }
   })
 
 /** What a well-behaved client sends (right token and Host, JSON), to known routes: these may change data. */
