@@ -72,17 +72,40 @@ interface Opened {
 
 const bound = new WeakMap<Opened, Store>()
 
-function bind(db: Queryable, t: Tables): Store {
-  const store: Record<string, Record<string, unknown>> = {}
-  for (const [name, mod] of Object.entries(modules)) {
-    const fns: Record<string, unknown> = {}
-    for (const [key, value] of Object.entries(mod)) {
-      if (typeof value === 'function') fns[key] = (...args: unknown[]) => (value as (...a: unknown[]) => unknown)(db, t, ...args)
-    }
-    store[name] = Object.freeze(fns)
+function bindModule(mod: object, db: Queryable, t: Tables): Readonly<Record<string, unknown>> {
+  const fns: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(mod)) {
+    if (typeof value === 'function') fns[key] = (...args: unknown[]) => (value as (...a: unknown[]) => unknown)(db, t, ...args)
   }
-  return Object.freeze(store) as unknown as Store
+  return Object.freeze(fns)
 }
+
+/**
+ * A store whose modules are bound when first used: a transaction binds its client on every begin, and most use two
+ * or three of the modules, so the others are never wrapped.
+ */
+class BoundStore {
+  readonly #bound = new Map<string, Readonly<Record<string, unknown>>>()
+  constructor(
+    readonly db: Queryable,
+    readonly t: Tables,
+  ) {}
+
+  module(name: string, mod: object): Readonly<Record<string, unknown>> {
+    let fns = this.#bound.get(name)
+    if (!fns) this.#bound.set(name, (fns = bindModule(mod, this.db, this.t)))
+    return fns
+  }
+}
+for (const [name, mod] of Object.entries(modules)) {
+  Object.defineProperty(BoundStore.prototype, name, {
+    get(this: BoundStore) {
+      return this.module(name, mod)
+    },
+  })
+}
+
+const bind = (db: Queryable, t: Tables): Store => new BoundStore(db, t) as unknown as Store
 
 /** The store of an open database (bound to its pool, built once), or bound to `client` for a transaction. */
 export function storeFor(db: Opened, client?: Queryable): Store {
