@@ -26,10 +26,14 @@ describe('exactly-once copy with sendOffsets', () => {
     let kills = 0
     const deadline = Date.now() + 150_000
     while ((await copied()) < 10_000 && Date.now() < deadline) {
+      const before = await copied()
       const worker = spawnFixture('copyWorker.ts', env)
       await worker.waitForLine((l) => l === 'ready', 30_000)
-      // let it copy for a while, then kill it mid-stream (until the last rounds, which may finish)
-      await new Promise((r) => setTimeout(r, 400 + Math.floor(Math.random() * 800)))
+      // kill it mid-stream: once it has committed something (a fixed delay let a fast machine copy everything in the
+      // first round, so nothing was ever killed), a little later at random (until the last rounds, which may finish)
+      const progressBy = Date.now() + 10_000
+      while ((await copied()) === before && Date.now() < progressBy) await new Promise((r) => setTimeout(r, 5))
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)))
       if ((await copied()) < 10_000) {
         worker.proc.kill('SIGKILL')
         kills++
