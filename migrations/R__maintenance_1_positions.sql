@@ -27,52 +27,52 @@ AS $fn$
     SELECT ('x' || left(md5('kafkajs-pgqueue:maintenance:' || '__PGQUEUE_SCHEMA__' || '.__PGQUEUE_PREFIX__'), 16))::bit(64)::bigint
 $fn$;
 
--- Highest stored seq of one partition (one index probe per priority), NULL when it holds no rows: the anchor.
+-- Highest stored seq of one partition, NULL when it holds no rows: the anchor. One ordered probe of DataHub's unique
+-- key (topic_id, partition_id, enqueue_seq, enqueued_at) per message partition. These position functions are
+-- plpgsql, not sql: a sql function with SET clauses is never inlined and is planned again in every transaction that
+-- calls it, and a send calls next_seq_after (its logStartOffset) every time; plpgsql keeps its plans per session.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(p_topic_id bigint, p_partition int)
 RETURNS bigint
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 SET jit = off
 AS $fn$
-    SELECT max(x.seq)
-    FROM generate_series(0, __MAX_PRIORITY__) AS pr(priority)
-    CROSS JOIN LATERAL (
-        SELECT m.enqueue_seq AS seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
-        WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition AND m.priority = pr.priority
-        ORDER BY m.enqueue_seq DESC LIMIT 1
-    ) x
+BEGIN
+    RETURN (SELECT m.enqueue_seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
+            WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition
+            ORDER BY m.enqueue_seq DESC LIMIT 1);
+END
 $fn$;
 
 -- Smallest stored seq above p_after in one partition, NULL when there is none.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_next_seq_after(p_topic_id bigint, p_partition int, p_after bigint)
 RETURNS bigint
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 SET jit = off
 AS $fn$
-    SELECT min(x.seq)
-    FROM generate_series(0, __MAX_PRIORITY__) AS pr(priority)
-    CROSS JOIN LATERAL (
-        SELECT m.enqueue_seq AS seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
-        WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition AND m.priority = pr.priority
-          AND m.enqueue_seq > p_after
-        ORDER BY m.enqueue_seq LIMIT 1
-    ) x
+BEGIN
+    RETURN (SELECT m.enqueue_seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
+            WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition AND m.enqueue_seq > p_after
+            ORDER BY m.enqueue_seq LIMIT 1);
+END
 $fn$;
 
 -- Last seq handed out for a partition. The ledger is authoritative; MAX(seq) covers rows written by DataHub's own
 -- producers (they allocate MAX+1 and never touch the ledger).
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_high_seq(p_topic_id bigint, p_partition int)
 RETURNS bigint
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 SET jit = off
 AS $fn$
-    SELECT GREATEST(
+BEGIN
+    RETURN GREATEST(
         (SELECT s.next_seq - 1 FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq s
          WHERE s.topic_id = p_topic_id AND s.partition_id = p_partition),
         __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_max_seq(p_topic_id, p_partition),
-        0)
+        0);
+END
 $fn$;
 
 -- Ledger rows for partitions that have none (topics DataHub's clients created), seeded past the stored rows BEFORE
