@@ -54,7 +54,7 @@ export const FULL: Sizes = {
   scalingPartitions: [1, 16, 128, 1024],
   scalingGroups: [1, 3, 10, 30],
   scalingProducers: [1, 4, 16],
-  scalingBacklogs: [1_000_000],
+  scalingBacklogs: [1_000_000, 10_000_000],
   scalingChurnSeconds: 60,
 }
 
