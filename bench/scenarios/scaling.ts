@@ -245,11 +245,26 @@ async function churnStep(ctx: RunContext): Promise<Row[]> {
   await admin.disconnect()
   const before = await churn(ctx.pg.pool, ctx.pg.schema)
   let sent = 0
+  // once a minute: dead tuples and what the schema stores, to show whether either grows with the churn's length
+  const samples: { seconds: number; deadTuples: number; messageRows: number; messageBytes: number }[] = []
+  const pg = ctx.pg
+  const sample = async (at: number) => {
+    const [c, sizes] = await Promise.all([churn(pg.pool, pg.schema), relationSizes(pg.pool, pg.schema)])
+    const m = sizes.find((x) => x.table === 'message')
+    samples.push({ seconds: at, deadTuples: c.deadTuples, messageRows: m?.rows ?? 0, messageBytes: (m?.tableBytes ?? 0) + (m?.indexBytes ?? 0) })
+    ctx.log(
+      `scaling churn at ${at} s: ${c.deadTuples} dead tuples, ${m?.rows ?? 0} message rows, ${Math.round(((m?.tableBytes ?? 0) + (m?.indexBytes ?? 0)) / 1024)} KiB`,
+    )
+  }
   await runMembers([{ ...member(ctx, topic, `bench-scaling-churn-${ctx.runId}`, 'eachBatch'), gated: false }], topic, 1, async () => {
     const producers = await startProducers([
       { target: ctx.target, topic, partitions: 1, index: 0, batch: 100, sendsPerSecond: 50, maintenance: true },
     ])
-    await new Promise((r) => setTimeout(r, seconds * 1000))
+    for (let at = 60; at < seconds; at += 60) {
+      await new Promise((r) => setTimeout(r, 60_000))
+      await sample(at)
+    }
+    await new Promise((r) => setTimeout(r, (seconds % 60 || 60) * 1000))
     producers.stop()
     sent = (await producers.done)[0]!.messages
     return highWatermarks(ctx.target, topic)
@@ -270,7 +285,7 @@ async function churnStep(ctx: RunContext): Promise<Row[]> {
       unit: 'tuples',
       value: after.deadTuples,
       note: `${sent.toLocaleString('en-US')} messages churned, ${churned.toLocaleString('en-US')} rows deleted or updated`,
-      detail: { seconds, sent, churned, before, after, messageRows: message?.rows, messageTableBytes: message?.tableBytes },
+      detail: { seconds, sent, churned, before, after, messageRows: message?.rows, messageTableBytes: message?.tableBytes, samples },
     },
   ]
 }
