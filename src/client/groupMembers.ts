@@ -6,9 +6,10 @@ export interface LocalGroupMember {
   holds(topicId: string, partition: number): boolean
   /**
    * A commit of `offset` on a held partition as per-priority positions that never pass a message this member was
-   * not given (the explicit-commit rule of decision 005); undefined for a partition it does not hold.
+   * not given (the explicit-commit rule of decision 005); undefined for a partition it does not hold, or when its
+   * current state of the partition never handed out the message at `offset - 1` (PartitionState.handledPositions).
    */
-  explicitPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined
+  handledPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined
 }
 
 const members = new WeakMap<object, Set<LocalGroupMember>>()

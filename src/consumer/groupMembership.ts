@@ -102,8 +102,8 @@ export class GroupMembership implements LocalGroupMember {
     return this.held(topicId, partition) !== undefined
   }
 
-  explicitPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined {
-    return this.held(topicId, partition)?.explicitPositions(offset)
+  handledPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined {
+    return this.held(topicId, partition)?.handledPositions(offset)
   }
 
   private held(topicId: string, partition: number): PartitionState | undefined {

@@ -113,6 +113,17 @@ export class PartitionState {
     return this.handedOut.map((h) => (h < reached ? h : seq))
   }
 
+  /**
+   * explicitPositions for a commit that stands for a message handled (a transaction's sendOffsets: a dead-letter move,
+   * consume-transform-produce), undefined when this state never handed that message out. A state started afresh
+   * (the lease lapsed and was taken again, under the same generation) while the handler ran knows only the committed
+   * positions, so explicitPositions' skip-ahead rule would move every priority past `seq`, messages of other
+   * priorities never handed out included; such a commit is refused instead, as a fenced one.
+   */
+  handledPositions(seq: bigint): bigint[] | undefined {
+    return this.handedOutThrough(seq) ?? (maxOf(this.handedOut) >= seq ? this.explicitPositions(seq) : undefined)
+  }
+
   /** Each priority's position once the current batch's messages through `seq` (handed out already) are done. */
   private handedOutThrough(seq: bigint): bigint[] | undefined {
     const batch = this.batch

@@ -167,10 +167,17 @@ export class TransactionManager {
         }
         const owner = member ? { group: consumerGroupId, lockOwner: member.lockOwner, generation: member.generation } : null
         // with priorities, an offset past a lower-priority message the member was not given yet is stored as
-        // per-priority positions, as an explicit commit is: the next owner still gets that message
+        // per-priority positions, as an explicit commit is: the next owner still gets that message. A member whose
+        // state of the partition never handed out the committed message (it restarted the partition from the
+        // committed offset meanwhile) cannot translate it: fenced, as Kafka fences a member that lost its partition
         const positioned = commits.map((c) => {
-          const priorityPositions = member?.explicitPositions(c.topicId, c.partition, BigInt(c.offset))
-          return priorityPositions ? { ...c, offset: undefined, priorityPositions } : c
+          if (!member) return c
+          const priorityPositions = member.handledPositions(c.topicId, c.partition, BigInt(c.offset))
+          if (!priorityPositions) {
+            state.fenced = true
+            throw protocolError('ILLEGAL_GENERATION')
+          }
+          return { ...c, offset: undefined, priorityPositions }
         })
         const done = await this.network.as('TxnOffsetCommit', () =>
           store.offsets.commitOffsets(consumerGroupId, positioned, {
