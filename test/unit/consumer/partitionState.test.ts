@@ -83,6 +83,20 @@ describe('PartitionState', () => {
     // a message of the batch not handed out yet falls back to the handed-out rule (decision 005)
     expect(s.explicitPositions(49n)[5]).toBe(47n)
   })
+
+  it('a handled commit is translated only by a state that handed the message out; a fresh one cannot', () => {
+    const s = committedAt47()
+    s.startBatch(bandOrdered)
+    for (const d of bandOrdered.slice(0, 3)) s.handOut(d.seq, d.priority)
+    expect(s.handledPositions(51n)).toEqual(s.explicitPositions(51n))
+    // started afresh from the committed offset (the lease lapsed and was taken again): nothing handed out, so the
+    // skip-ahead rule would move the normal priority past seq 49 too
+    const fresh = committedAt47()
+    expect(fresh.explicitPositions(51n)[5]).toBe(51n)
+    expect(fresh.handledPositions(51n)).toBeUndefined()
+    // the committed point itself is known to it
+    expect(fresh.handledPositions(47n)).toEqual(fresh.explicitPositions(47n))
+  })
 })
 
 describe('batch decoding', () => {
