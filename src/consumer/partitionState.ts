@@ -106,11 +106,7 @@ export class PartitionState {
    * priority where it is (docs/decisions/005). Beyond everything handed out, an explicit commit skips ahead as on Kafka.
    */
   explicitPositions(seq: bigint): bigint[] {
-    const inBatch = this.handedOutThrough(seq)
-    if (inBatch) return inBatch
-    const highest = maxOf(this.handedOut)
-    const reached = seq < highest ? seq : highest
-    return this.handedOut.map((h) => (h < reached ? h : seq))
+    return this.handedOutThrough(seq) ?? this.outsideBatch(seq)
   }
 
   /**
@@ -121,7 +117,14 @@ export class PartitionState {
    * priorities never handed out included; such a commit is refused instead, as a fenced one.
    */
   handledPositions(seq: bigint): bigint[] | undefined {
-    return this.handedOutThrough(seq) ?? (maxOf(this.handedOut) >= seq ? this.explicitPositions(seq) : undefined)
+    return this.handedOutThrough(seq) ?? (maxOf(this.handedOut) >= seq ? this.outsideBatch(seq) : undefined)
+  }
+
+  /** explicitPositions for a `seq` outside the current batch: passed-over priorities stay, the rest go to `seq`. */
+  private outsideBatch(seq: bigint): bigint[] {
+    const highest = maxOf(this.handedOut)
+    const reached = seq < highest ? seq : highest
+    return this.handedOut.map((h) => (h < reached ? h : seq))
   }
 
   /** Each priority's position once the current batch's messages through `seq` (handed out already) are done. */
