@@ -8,8 +8,7 @@
 -- never hand out a seq again.
 -- Every function pins search_path (pg_catalog first, pg_temp last) and schema-qualifies what it touches.
 -- JIT is off in every function: generic plans carry estimates large enough to trigger it, and compiling costs far
--- more than the bounded work it would speed up. A per-priority scan runs one index probe per priority,
--- generate_series(0, __MAX_PRIORITY__), the priorities the library accepts (src/config/priorityBands.ts).
+-- more than the bounded work it would speed up.
 
 -- Replaced by __PGQUEUE_PREFIX___maintenance_retention_batch (one driver for every row policy).
 DROP FUNCTION IF EXISTS __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_delete_by_age(bigint, int);
