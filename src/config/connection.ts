@@ -2,8 +2,9 @@
 // explicit option > DATAHUB_PGQUEUE_DATASOURCE_URL (+ _USERNAME/_PASSWORD) > DATABASE_URL > PG* variables > embedded.
 import type { ConnectionOptions } from 'node:tls'
 import { invalid, readEnvNonEmpty } from './env.js'
-import { envHostList, firstHostOnly, hostPart, jdbcTarget, splitHostList } from './hostList.js'
-import type { ConnectionConfig, PgQueueOptions } from './types.js'
+import { maskedConnectionString, parseConnectionString, quotable, shownValue } from './connectionString.js'
+import { envHostList, jdbcTarget, parseHost, sessionTarget, type SplitHosts } from './hostList.js'
+import type { ConnectionConfig, PgQueueOptions, TargetSessionAttrs } from './types.js'
 
 const PG_ENV = ['PGHOST', 'PGDATABASE', 'PGUSER', 'PGPORT', 'PGSERVICE'] as const
 
@@ -25,51 +26,67 @@ const PG_PARAMS = new Set([
 const JDBC_ALIASES: Record<string, string> = { ApplicationName: 'application_name' }
 
 const EXPECTED_URL = 'a postgres://, postgresql:// or jdbc:postgresql://host[:port]/database URL'
+const UNENCODED =
+  'a URL whose password has @ / ? # percent-encoded (%40 %2F %3F %23): an @ past the host part leaves unknown where the password ends'
 
-/**
- * Converts jdbc:postgresql://host:port/db?params (or jdbc:postgresql:db, meaning localhost) to postgres://,
- * keeping only parameters pg understands. postgres:// and postgresql:// URLs pass through unchanged.
- */
-/**
- * The URL as it may appear in an error. It is invalid, so nothing about its shape can be trusted: a password may
- * hold unencoded `@`, `/`, `&` or `#`. Everything from `//user:` to the last `@` is masked, and everything after a
- * `password=`; masking too much is fine, one character of a password too few is not.
- */
-export function maskedUrl(raw: string): string {
-  let out = raw.replace(/(password=).*$/is, '$1***')
-  const start = out.indexOf('//')
-  const at = out.lastIndexOf('@')
-  if (start >= 0 && at > start) {
-    const userinfo = out.slice(start + 2, at)
-    const colon = userinfo.indexOf(':')
-    out = `${out.slice(0, start + 2)}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : userinfo}${out.slice(at)}`
+/** The query of `rest` (path?query#fragment) as written, and the parts around it. */
+function splitRest(rest: string): { path: string; query: string[]; fragment: string } {
+  const hash = rest.indexOf('#')
+  const beforeHash = hash >= 0 ? rest.slice(0, hash) : rest
+  const q = beforeHash.indexOf('?')
+  return {
+    path: q >= 0 ? beforeHash.slice(0, q) : beforeHash,
+    query: q >= 0 ? beforeHash.slice(q + 1).split('&') : [],
+    fragment: hash >= 0 ? rest.slice(hash) : '',
   }
-  return out
 }
 
-export function toPostgresUrl(raw: string, where: string): string {
-  const value = raw.trim()
-  if (/^postgres(ql)?:\/\//i.test(value)) {
-    if (!URL.canParse(firstHostOnly(value))) return invalid(where, maskedUrl(raw), EXPECTED_URL)
-    return value
+/**
+ * Reads a connection string once: postgres:// and postgresql:// URLs, and jdbc:postgresql://host:port/db?params (or
+ * jdbc:postgresql:db, meaning localhost) converted to postgres:// with only the parameters pg understands. Host lists
+ * and target_session_attrs (targetServerType) are taken out; every error shows the value as that same parse masks it
+ * and quotes a part only when the parse says it cannot hold a secret.
+ */
+export function readConnectionString(raw: string, where: string): SplitHosts {
+  const parts = parseConnectionString(raw)
+  const shown = shownValue(parts)
+  if (parts.scheme === undefined) return invalid(where, shown, EXPECTED_URL)
+  if (parts.ambiguous) return invalid(where, shown, UNENCODED)
+  const jdbc = /^jdbc:/i.test(parts.scheme)
+  const entries = parts.hosts.length > 0 ? parts.hosts : [{ text: 'localhost', start: 0, end: 0 }]
+  const hosts = entries.map((e, i) => parseHost(e.text, i, where, shown, parts.hosts.length > 0 ? quotable(parts, e) : e.text))
+  const { path, query, fragment } = splitRest(parts.rest)
+  let target: TargetSessionAttrs | undefined
+  let url: string
+  if (jdbc) {
+    const kept = new URLSearchParams()
+    for (const { key, value } of parts.params) {
+      if (key === 'targetServerType') target = jdbcTarget(value, where, shown)
+      const name = JDBC_ALIASES[key] ?? key
+      if (PG_PARAMS.has(name)) kept.set(name, value)
+    }
+    const search = kept.size > 0 ? `?${kept.toString()}` : ''
+    url = `postgres://${parts.userinfo}${entries[0]!.text}${parts.hosts.length > 0 ? path : `/${path.replace(/^\/+/, '')}`}${search}`
+  } else {
+    const param = parts.params.find((p) => p.key === 'target_session_attrs')
+    if (param !== undefined) target = sessionTarget(param.value, where, shown)
+    // as written, but for the first host and without target_session_attrs: pg reads the rest itself
+    const rest = param === undefined ? query : query.filter((piece) => safeKey(piece) !== 'target_session_attrs')
+    url = `${parts.scheme}${parts.userinfo}${entries[0]!.text}${path}${rest.length > 0 ? `?${rest.join('&')}` : ''}${fragment}`
   }
-  const jdbc = /^jdbc:postgresql:(.*)$/i.exec(value)
-  if (!jdbc) return invalid(where, maskedUrl(raw), EXPECTED_URL)
-  const rest = jdbc[1]!
-  const authority = rest.startsWith('//') ? rest.slice(2) : `localhost/${rest.replace(/^\/+/, '')}`
-  // host1:5432,host2:5432 failover lists are kept (src/config/hostList.ts); URL validates the first host's form
-  const hosts = hostPart(`postgres://${authority}`)!
-  const single = hosts.replace(hosts.hosts.split(',')[0]!)
-  if (!URL.canParse(single)) return invalid(where, maskedUrl(raw), EXPECTED_URL)
-  const url = new URL(single)
-  const kept = new URLSearchParams()
-  for (const [key, val] of url.searchParams) {
-    if (key === 'targetServerType') kept.set('target_session_attrs', jdbcTarget(val, where, maskedUrl(raw)))
-    const name = JDBC_ALIASES[key] ?? key
-    if (PG_PARAMS.has(name)) kept.set(name, val)
+  if (!URL.canParse(url)) return invalid(where, shown, EXPECTED_URL)
+  if (hosts.length === 1 && target === undefined) return { connectionString: url }
+  return { connectionString: url, hosts, targetSessionAttrs: target ?? 'any' }
+}
+
+/** A query piece's parameter name, decoded where it can be. */
+function safeKey(piece: string): string {
+  const key = piece.split('=', 1)[0]!
+  try {
+    return decodeURIComponent(key)
+  } catch {
+    return key
   }
-  url.search = kept.toString()
-  return hostPart(url.toString())!.replace(hosts.hosts)
 }
 
 /** Puts user/password into the URL: pg lets the connection string override separate user/password fields. */
@@ -88,9 +105,10 @@ function withCredentials(connectionString: string, user?: string, password?: str
   return url.toString()
 }
 
-function optionalString(raw: unknown, where: string): string | undefined {
+/** `secret`: a wrong-typed value is named by its type only (a numeric password is still a password). */
+function optionalString(raw: unknown, where: string, secret = false): string | undefined {
   if (raw === undefined) return undefined
-  if (typeof raw !== 'string') return invalid(where, raw, 'a string')
+  if (typeof raw !== 'string') return invalid(where, secret ? `<a ${raw === null ? 'null' : typeof raw}>` : raw, 'a string')
   return raw
 }
 
@@ -106,29 +124,28 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
   const shorthand = optionalString(options.connectionString, 'options.connectionString')
   const nested = optionalString(opt.connectionString, 'options.connection.connectionString')
   if (shorthand !== undefined && nested !== undefined && shorthand !== nested) {
-    invalid('options.connectionString', shorthand, 'to be omitted or equal options.connection.connectionString when both are given')
+    invalid('options.connectionString', maskedConnectionString(shorthand), 'to be omitted or equal options.connection.connectionString when both are given')
   }
   const user = optionalString(opt.user, 'options.connection.user')
-  const password = optionalString(opt.password, 'options.connection.password')
+  const password = optionalString(opt.password, 'options.connection.password', true)
   const ssl = optionalSsl(opt.ssl, 'options.connection.ssl')
 
-  let found: ConnectionConfig & { where?: string }
+  let found: Omit<ConnectionConfig, 'connectionString'> & { read?: SplitHosts }
   const explicit = nested ?? shorthand
   const datasourceUrl = readEnvNonEmpty(env, 'DATAHUB_PGQUEUE_DATASOURCE_URL')
   const databaseUrl = readEnvNonEmpty(env, 'DATABASE_URL')
   if (explicit !== undefined) {
     const where = nested !== undefined ? 'options.connection.connectionString' : 'options.connectionString'
-    found = { source: 'option', connectionString: toPostgresUrl(explicit, where), where }
+    found = { source: 'option', read: readConnectionString(explicit, where) }
   } else if (datasourceUrl !== undefined) {
     found = {
       source: 'datasource-url',
-      connectionString: toPostgresUrl(datasourceUrl, 'DATAHUB_PGQUEUE_DATASOURCE_URL'),
-      where: 'DATAHUB_PGQUEUE_DATASOURCE_URL',
+      read: readConnectionString(datasourceUrl, 'DATAHUB_PGQUEUE_DATASOURCE_URL'),
       user: readEnvNonEmpty(env, 'DATAHUB_PGQUEUE_DATASOURCE_USERNAME'),
       password: env.DATAHUB_PGQUEUE_DATASOURCE_PASSWORD || undefined,
     }
   } else if (databaseUrl !== undefined) {
-    found = { source: 'database-url', connectionString: toPostgresUrl(databaseUrl, 'DATABASE_URL'), where: 'DATABASE_URL' }
+    found = { source: 'database-url', read: readConnectionString(databaseUrl, 'DATABASE_URL') }
   } else if (PG_ENV.some((name) => readEnvNonEmpty(env, name) !== undefined)) {
     found = { source: 'pg-env' }
   } else {
@@ -138,12 +155,11 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
   const result: ConnectionConfig = { source: found.source }
   const finalUser = user ?? found.user
   const finalPassword = password ?? found.password
-  if (found.connectionString !== undefined) {
-    const split = splitHostList(found.connectionString, found.where ?? found.source, maskedUrl(found.connectionString))
-    result.connectionString = withCredentials(split.connectionString, finalUser, finalPassword)
-    if (split.hosts) {
-      result.hosts = split.hosts
-      result.targetSessionAttrs = split.targetSessionAttrs
+  if (found.read !== undefined) {
+    result.connectionString = withCredentials(found.read.connectionString, finalUser, finalPassword)
+    if (found.read.hosts) {
+      result.hosts = found.read.hosts
+      result.targetSessionAttrs = found.read.targetSessionAttrs
     }
   }
   if (found.source === 'pg-env') {

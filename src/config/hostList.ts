@@ -1,7 +1,7 @@
 // libpq-style host lists: `postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write` (and the JDBC form
 // `jdbc:postgresql://h1,h2/db?targetServerType=primary`). node-postgres connects to one host only, so the list is
-// taken out of the URL here: the URL keeps the first host (everything that parses it for logs and overrides still
-// works) and the list travels beside it to src/db/connectionHosts.ts, which picks the host for every new connection.
+// taken out of the URL (src/config/connection.ts): the URL keeps the first host and the list travels beside it to
+// src/db/connectionHosts.ts, which picks the host for every new connection.
 import { invalid } from './env.js'
 import type { ConnectionHost, TargetSessionAttrs } from './types.js'
 
@@ -9,8 +9,6 @@ import type { ConnectionHost, TargetSessionAttrs } from './types.js'
 const TARGETS: Record<string, TargetSessionAttrs> = { any: 'any', 'read-write': 'read-write', primary: 'primary' }
 /** pgjdbc's targetServerType, in libpq's terms (pgjdbc's `primary` checks transaction_read_only, as read-write does). */
 const JDBC_TARGETS: Record<string, TargetSessionAttrs> = { any: 'any', primary: 'read-write', master: 'read-write' }
-
-const AUTHORITY = /^(postgres(?:ql)?:\/\/)([^/?#]*)(.*)$/is
 
 export interface SplitHosts {
   /** the URL with the first host only and without target_session_attrs */
@@ -20,45 +18,32 @@ export interface SplitHosts {
   targetSessionAttrs?: TargetSessionAttrs
 }
 
-function parseHost(part: string, where: string, shown: string): ConnectionHost {
+/**
+ * One `host[:port]` entry. `quoted` is the entry as an error may quote it, undefined when it may hold part of a
+ * password (the error then names its position instead); `shown` is the whole value as errors show it.
+ */
+export function parseHost(part: string, index: number, where: string, shown: string, quoted: string | undefined): ConnectionHost {
+  const entry = quoted === undefined ? `entry ${index + 1}` : `entry ${JSON.stringify(quoted)}`
   const m = /^(\[[^\]]+\]|[^:[\]]*)(?::(\d*))?$/.exec(part)
-  if (!m || m[1] === '') return invalid(where, shown, `a host list of host[:port] entries separated by commas (bad entry ${JSON.stringify(part)})`)
+  if (!m || m[1] === '') return invalid(where, shown, `a host list of host[:port] entries separated by commas (bad ${entry})`)
   const port = m[2] ? Number(m[2]) : undefined
-  if (port !== undefined && (port < 1 || port > 65535)) return invalid(where, shown, `ports between 1 and 65535 (got ${m[2]})`)
-  const host = m[1]!.startsWith('[') ? m[1]!.slice(1, -1) : decodeURIComponent(m[1]!)
+  if (port !== undefined && (port < 1 || port > 65535)) return invalid(where, shown, `ports between 1 and 65535 (bad ${entry})`)
+  if (m[1]!.startsWith('[')) return port === undefined ? { host: m[1]!.slice(1, -1) } : { host: m[1]!.slice(1, -1), port }
+  let host: string
+  try {
+    host = decodeURIComponent(m[1]!)
+  } catch {
+    return invalid(where, shown, `a host list of host[:port] entries separated by commas (bad percent-encoding in ${entry})`)
+  }
   return port === undefined ? { host } : { host, port }
 }
 
-/**
- * Splits a postgres:// URL whose authority may list several hosts. `where` names the setting for errors, `shown` is
- * the URL as errors may show it (masked). A URL with one host and no target_session_attrs comes back unchanged.
- */
-export function splitHostList(url: string, where: string, shown: string): SplitHosts {
-  const m = AUTHORITY.exec(url)
-  if (!m) return { connectionString: url }
-  const [, prefix, authority, rest] = m as unknown as [string, string, string, string]
-  const at = authority.lastIndexOf('@')
-  const userinfo = at >= 0 ? authority.slice(0, at + 1) : ''
-  const parts = (at >= 0 ? authority.slice(at + 1) : authority).split(',')
-  const query = rest.indexOf('?')
-  const params = new URLSearchParams(query >= 0 ? rest.slice(query + 1).replace(/#.*$/s, '') : '')
-  const rawTarget = params.get('target_session_attrs')
-  if (parts.length === 1 && rawTarget === null) return { connectionString: url }
-
-  const hosts = parts.map((p) => parseHost(p, where, shown))
-  let targetSessionAttrs: TargetSessionAttrs = 'any'
-  if (rawTarget !== null) {
-    targetSessionAttrs =
-      TARGETS[rawTarget] ??
-      invalid(where, shown, 'target_session_attrs any, read-write or primary (pgQueue writes: read-only, standby and prefer-standby cannot serve it)')
-  }
-  let tail = rest
-  if (rawTarget !== null) {
-    params.delete('target_session_attrs')
-    const path = query >= 0 ? rest.slice(0, query) : rest
-    tail = params.size > 0 ? `${path}?${params.toString()}` : path
-  }
-  return { connectionString: `${prefix}${userinfo}${parts[0]!}${tail}`, hosts, targetSessionAttrs }
+/** libpq's target_session_attrs in a URL or PGTARGETSESSIONATTRS. */
+export function sessionTarget(value: string, where: string, shown: string): TargetSessionAttrs {
+  return (
+    TARGETS[value] ??
+    invalid(where, shown, 'target_session_attrs any, read-write or primary (pgQueue writes: read-only, standby and prefer-standby cannot serve it)')
+  )
 }
 
 /**
@@ -76,34 +61,11 @@ export function envHostList(env: NodeJS.ProcessEnv): { hosts: ConnectionHost[]; 
   }
   const hosts = names.map((name, i) => {
     const port = ports.length > 1 ? ports[i]! : ports[0]!
-    return parseHost(`${name.trim() || 'localhost'}${port.trim() ? `:${port.trim()}` : ''}`, 'PGHOST', hostVar)
+    const entry = `${name.trim() || 'localhost'}${port.trim() ? `:${port.trim()}` : ''}`
+    return parseHost(entry, i, 'PGHOST', hostVar, entry)
   })
-  const targetSessionAttrs =
-    rawTarget === undefined
-      ? 'any'
-      : (TARGETS[rawTarget] ??
-        invalid(
-          'PGTARGETSESSIONATTRS',
-          rawTarget,
-          'any, read-write or primary (pgQueue writes: read-only, standby and prefer-standby cannot serve it)',
-        ))
+  const targetSessionAttrs = rawTarget === undefined ? 'any' : sessionTarget(rawTarget, 'PGTARGETSESSIONATTRS', rawTarget)
   return { hosts, targetSessionAttrs }
-}
-
-/** The host part of a URL's authority (`h1:5432,h2`), and a function putting another one in its place. */
-export function hostPart(url: string): { hosts: string; replace(hosts: string): string } | undefined {
-  const m = AUTHORITY.exec(url)
-  if (!m) return undefined
-  const [, prefix, authority, rest] = m as unknown as [string, string, string, string]
-  const at = authority.lastIndexOf('@')
-  const userinfo = at >= 0 ? authority.slice(0, at + 1) : ''
-  return { hosts: authority.slice(at + 1), replace: (hosts) => `${prefix}${userinfo}${hosts}${rest}` }
-}
-
-/** The URL with a comma-separated authority reduced to its first host, so `URL` can validate the rest. */
-export function firstHostOnly(url: string): string {
-  const part = hostPart(url)
-  return part ? part.replace(part.hosts.split(',')[0]!) : url
 }
 
 /** pgjdbc's targetServerType as a libpq target_session_attrs value; unknown or read-only targets are refused. */

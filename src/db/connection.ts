@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { parseConnectionString, shownValue } from '../config/connectionString.js'
 import { describeHosts } from '../config/hostList.js'
 import type { PgQueueConfig } from '../config/types.js'
 import { hostSelectingClient, HostSelector } from './connectionHosts.js'
@@ -109,10 +110,13 @@ function applyOverrides(connectionString: string, o: PgQueueConfig['connection']
 }
 
 /**
- * `postgres://user@host:port/db` for logs: no password, no query parameters (they may hold one).
- * Unparseable input is not echoed back at all.
+ * `postgres://user@host:port/db` for logs: no password, no query parameters (they may hold one). Unparseable input
+ * is not echoed back at all, and a string whose password's end is unknown is shown as src/config/connectionString.ts
+ * masks it, never as URL would split it.
  */
 export function redactConnectionString(connectionString: string): string {
+  const parts = parseConnectionString(connectionString)
+  if (parts.ambiguous) return shownValue(parts)
   let url: URL
   try {
     url = new URL(connectionString.replace(/^jdbc:/, ''))

@@ -12,6 +12,7 @@ import type { FetchedRow } from '../../../src/store/fetch.js'
 import { waitFor } from '../../helpers/db.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 import { snapshot } from './snapshot.js'
+import { runs, scaledMs } from '../../helpers/property.js'
 
 const t = useTestKafka('input_fuzz', { maxMessageBytes: 512 })
 const RUNS = Number(process.env.FUZZ_RUNS ?? 80)
@@ -133,19 +134,19 @@ describe('fuzz: sends on a real database', () => {
           queue.get(p!)!.shift()
         }
       }),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
     console.log(`fuzz: ${accepted} sends written and read back, ${refused} refused with nothing written`)
     expect(accepted).toBeGreaterThan(0)
     expect(refused).toBeGreaterThan(0)
-  }, 120_000)
+  }, scaledMs(120_000))
 
   it('a real consumer reads back everything the fuzz wrote, byte for byte', async () => {
     const consumer = await t.consumer()
     await consumer.subscribe({ topic, fromBeginning: true })
     const got = new Map<string, { key: Buffer | null; value: Buffer | null; headers?: unknown }>()
     await consumer.run({ eachMessage: async ({ partition, message }) => void got.set(`${partition}:${message.offset}`, message) })
-    await waitFor(() => got.size >= written.size, { timeout: 20_000 })
+    await waitFor(() => got.size >= written.size, { timeout: scaledMs(20_000) })
     expect(got.size).toBe(written.size)
     for (const [where, m] of written) {
       const c = got.get(where)!
@@ -154,7 +155,7 @@ describe('fuzz: sends on a real database', () => {
       expect(c.value).toEqual(m.value)
       expect(c.headers).toEqual(m.headers)
     }
-  }, 60_000)
+  }, scaledMs(60_000))
 })
 
 describe('fuzz: offsets through admin.setOffsets', () => {
@@ -184,8 +185,8 @@ describe('fuzz: offsets through admin.setOffsets', () => {
         // '-1' / '-2' are Kafka's markers and stored as such (resolved by the next consumer)
         expect(await read()).toBe(BigInt(offset as string).toString())
       }),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
     await admin.disconnect()
-  }, 60_000)
+  }, scaledMs(60_000))
 })

@@ -8,6 +8,7 @@ import { startOpsServer, type OpsServer } from '../../../src/ops/index.js'
 import { createSchemaRegistryServer } from '../../../src/registry/http/server.js'
 import { useTestKafka } from '../../helpers/kafka.js'
 import { raw } from './support.js'
+import { runs, scaledMs } from '../../helpers/property.js'
 
 const t = useTestKafka('security_fuzz')
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250)
@@ -211,7 +212,7 @@ describe('HTTP fuzz', () => {
         else if (JSON.stringify(after) !== JSON.stringify(before)) changed++
         before = after
       }),
-      { numRuns: RUNS, interruptAfterTimeLimit: 120_000, endOnFailure: true },
+      { numRuns: runs(RUNS), interruptAfterTimeLimit: scaledMs(120_000), endOnFailure: true },
     )
     console.log(
       `fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
@@ -220,5 +221,5 @@ describe('HTTP fuzz', () => {
     expect(statuses.get(200)).toBeGreaterThan(0)
     expect(changed).toBeGreaterThan(0)
     expect(statuses.get(401)).toBeGreaterThan(0)
-  }, 180_000)
+  }, scaledMs(180_000))
 })

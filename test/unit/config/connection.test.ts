@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { toPostgresUrl } from '../../../src/config/connection.js'
+import { readConnectionString } from '../../../src/config/connection.js'
 import { resolveConfig } from '../../../src/config/resolve.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 
@@ -80,19 +80,19 @@ describe('connection precedence', () => {
   })
 })
 
-describe('toPostgresUrl', () => {
+describe('readConnectionString', () => {
   it('converts jdbc URLs, keeping only parameters pg understands', () => {
     expect(
-      toPostgresUrl('jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms', DS),
+      readConnectionString('jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms', DS).connectionString,
     ).toBe('postgres://localhost:5432/datahub?sslmode=require&application_name=gms')
-    expect(toPostgresUrl('jdbc:postgresql://db.example.com/datahub', DS)).toBe('postgres://db.example.com/datahub')
-    expect(toPostgresUrl('JDBC:POSTGRESQL://[::1]:5433/d?ssl=true', DS)).toBe('postgres://[::1]:5433/d?ssl=true')
-    expect(toPostgresUrl('jdbc:postgresql:datahub', DS)).toBe('postgres://localhost/datahub')
+    expect(readConnectionString('jdbc:postgresql://db.example.com/datahub', DS).connectionString).toBe('postgres://db.example.com/datahub')
+    expect(readConnectionString('JDBC:POSTGRESQL://[::1]:5433/d?ssl=true', DS).connectionString).toBe('postgres://[::1]:5433/d?ssl=true')
+    expect(readConnectionString('jdbc:postgresql:datahub', DS).connectionString).toBe('postgres://localhost/datahub')
   })
 
   it('passes postgres URLs through untouched', () => {
     const url = 'postgresql://u:p@h:1/d?sslmode=verify-full&anything=kept'
-    expect(toPostgresUrl(url, 'DATABASE_URL')).toBe(url)
+    expect(readConnectionString(url, 'DATABASE_URL').connectionString).toBe(url)
   })
 
   it.each([

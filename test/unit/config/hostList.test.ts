@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { toPostgresUrl } from '../../../src/config/connection.js'
+import { readConnectionString } from '../../../src/config/connection.js'
 import { resolveConfig } from '../../../src/config/resolve.js'
-import { splitHostList } from '../../../src/config/hostList.js'
 
 const conn = (env: NodeJS.ProcessEnv, options = {}) => resolveConfig(options, env).connection
 
@@ -32,13 +31,18 @@ describe('libpq-style host lists', () => {
   })
 
   it('leaves a single-host URL alone', () => {
-    expect(splitHostList('postgres://u@h:1/d?x=1', 'X', '')).toEqual({ connectionString: 'postgres://u@h:1/d?x=1' })
+    expect(readConnectionString('postgres://u@h:1/d?x=1', 'X')).toEqual({ connectionString: 'postgres://u@h:1/d?x=1' })
   })
 
   it('accepts the JDBC form through DATAHUB_PGQUEUE_DATASOURCE_URL, targetServerType mapped', () => {
-    expect(toPostgresUrl('jdbc:postgresql://h1:5432,h2:5432/datahub?targetServerType=primary&prepareThreshold=0', 'X')).toBe(
-      'postgres://h1:5432,h2:5432/datahub?target_session_attrs=read-write',
-    )
+    expect(readConnectionString('jdbc:postgresql://h1:5432,h2:5432/datahub?targetServerType=primary&prepareThreshold=0', 'X')).toEqual({
+      connectionString: 'postgres://h1:5432/datahub',
+      hosts: [
+        { host: 'h1', port: 5432 },
+        { host: 'h2', port: 5432 },
+      ],
+      targetSessionAttrs: 'read-write',
+    })
     expect(
       conn({
         DATAHUB_PGQUEUE_DATASOURCE_URL: 'jdbc:postgresql://h1:5432,h2:5432/datahub?targetServerType=master',

@@ -4,6 +4,7 @@ import { DEFAULT_PRIORITY_BANDS_JSON } from '../../../src/config/defaults.js'
 import { bandIndexOf, parsePriorityBands, redistributeUnused, splitBatchAcrossBands } from '../../../src/config/priorityBands.js'
 import type { PriorityBand } from '../../../src/config/types.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
+import { runs } from '../../helpers/property.js'
 
 const VAR = 'DATAHUB_PGQUEUE_PRIORITY_BANDS'
 const DEFAULT = parsePriorityBands(DEFAULT_PRIORITY_BANDS_JSON, VAR)
@@ -188,7 +189,7 @@ describe('redistributeUnused', () => {
           })
         },
       ),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     )
   })
 

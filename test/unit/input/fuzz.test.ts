@@ -6,6 +6,7 @@ import { resolveConfig } from '../../../src/config/resolve.js'
 import { validateOffsetEntry } from '../../../src/kafkajs/offsetValidation.js'
 import { KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
 import { normalizeProducerBatch } from '../../../src/kafkajs/messageValidation.js'
+import { runs } from '../../helpers/property.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 
@@ -48,7 +49,7 @@ describe('fuzz: producer input', () => {
       fc.property(fc.anything(), (input) => {
         outcome(() => normalizeProducerBatch(input))
       }),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
   })
 
@@ -72,7 +73,7 @@ describe('fuzz: producer input', () => {
           expect(n.headers).toEqual(expectedHeaders)
         })
       }),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
   })
 })
@@ -96,7 +97,7 @@ describe('fuzz: offsets', () => {
         expect(value >= 0n || (allowSpecial && (value === -1n || value === -2n))).toBe(true)
         expect(Number.isInteger(Number(partition)) && Number(partition) >= 0).toBe(true)
       }),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
   })
 })
@@ -129,7 +130,7 @@ describe('fuzz: environment', () => {
           if (!result.ok) expect(result.error.message).toContain(variable)
         },
       ),
-      { numRuns: RUNS },
+      { numRuns: runs(RUNS) },
     )
   })
 })

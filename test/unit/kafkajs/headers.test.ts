@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeHeaderPairs, decodeHeaders, encodeHeaders } from '../../../src/kafkajs/headers.js'
 import { normalizeMessage } from '../../../src/kafkajs/messageValidation.js'
+import { runs } from '../../helpers/property.js'
 
 describe('encodeHeaders', () => {
   it('matches the DataHub vector', () => {
@@ -80,7 +81,7 @@ describe('decodeHeaders', () => {
           expect(consumed[k]).toEqual(expected.length === 1 ? expected[0] : expected)
         }
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     )
   })
 })

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
+import { runs } from '../../helpers/property.js'
 import {
   type TopicMessagesInput,
   type ValidationOptions,
@@ -241,7 +242,7 @@ describe('properties', () => {
           }
         },
       ),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     )
   })
 
@@ -263,7 +264,7 @@ describe('properties', () => {
           expect(n.timestamp).toBe(m.timestamp === undefined ? undefined : Number(m.timestamp))
         })
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     )
   })
 })
