@@ -75,13 +75,13 @@ export function parseConnectionString(raw: string): ConnectionStringParts {
   const scheme = SCHEME.exec(value)?.[0]
   const keyword = keywordSecret(value)
   if (scheme === undefined) {
-    // not a URL we read: mask any `password=` value and the userinfo as far as the last `@` (`mysql://u:secret@h`)
+    // not a URL we read: mask any `password=` value and a password as far as the last `@` (`mysql://u:secret@h`)
     const at = value.lastIndexOf('@')
     const slashes = value.indexOf('//')
     const from = slashes >= 0 && slashes < at ? slashes + 2 : 0
     const colon = value.indexOf(':', from)
-    const start = colon >= 0 && colon < at ? colon + 1 : from
-    const secrets = mergeSpans([...(keyword ? [keyword] : []), ...(at > 0 ? [{ start, end: at }] : [])])
+    const userinfo = colon >= 0 && colon < at ? [{ start: colon + 1, end: at }] : []
+    const secrets = mergeSpans([...(keyword ? [keyword] : []), ...userinfo])
     return { value, userinfo: '', hosts: [], rest: value, params: [], ambiguous: false, secrets }
   }
   const b = scheme.length
