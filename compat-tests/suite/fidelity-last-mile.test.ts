@@ -1,0 +1,152 @@
+import { describe, expect } from 'vitest'
+import type { EachBatchPayload, KafkaMessage, OffsetsByTopicPartition } from 'kafkajs'
+import { contract, messages, uniqueName, waitFor, type Scope } from '../harness.js'
+
+const needs = ['transactions' as const]
+
+function txProducer(t: Scope) {
+  return t.producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 })
+}
+
+async function offsetsOf(t: Scope, groupId: string, topic: string): Promise<string[]> {
+  const [entry] = await (await t.admin()).fetchOffsets({ groupId, topics: [topic] })
+  return entry!.partitions.map((p) => p.offset)
+}
+
+describe('transactional offsets (KafkaJS producer spec "supports sending offsets")', () => {
+  contract(
+    'sendOffsets then commit: fetchOffsets returns exactly the committed offsets',
+    async (t) => {
+      const topic = await t.topic(2)
+      const groupId = uniqueName('group')
+      const tx = await (await txProducer(t)).transaction()
+      await tx.sendOffsets({
+        consumerGroupId: groupId,
+        topics: [{ topic, partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '10' }] }],
+      })
+      await tx.commit()
+      // Kafka writes the offsets when the commit marker reaches the group coordinator, a moment after EndTxn
+      await waitFor(async () => (await offsetsOf(t, groupId, topic))[0] === '5', { message: 'offset 5' })
+      const fetched = await (await t.admin()).fetchOffsets({ groupId, topics: [topic] })
+      expect(fetched).toEqual([
+        {
+          topic,
+          partitions: [
+            { partition: 0, offset: '5', metadata: null },
+            { partition: 1, offset: '10', metadata: null },
+          ],
+        },
+      ])
+    },
+    { needs },
+  )
+
+  contract(
+    'sendOffsets then abort: fetchOffsets still returns the offsets committed before',
+    async (t) => {
+      const topic = await t.topic(2)
+      const groupId = uniqueName('group')
+      const producer = await txProducer(t)
+      const first = await producer.transaction()
+      await first.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '1' }] }] })
+      await first.commit()
+      // a new transaction before the commit completed is refused by Kafka (CONCURRENT_TRANSACTIONS)
+      await waitFor(async () => (await offsetsOf(t, groupId, topic))[0] === '1', { message: 'offset 1' })
+      const aborted = await producer.transaction()
+      await aborted.sendOffsets({
+        consumerGroupId: groupId,
+        topics: [{ topic, partitions: [{ partition: 0, offset: '9' }, { partition: 1, offset: '4' }] }],
+      })
+      await aborted.abort()
+      const fetched = await (await t.admin()).fetchOffsets({ groupId, topics: [topic] })
+      expect(fetched).toEqual([
+        {
+          topic,
+          partitions: [
+            { partition: 0, offset: '1', metadata: null },
+            { partition: 1, offset: '-1', metadata: null },
+          ],
+        },
+      ])
+    },
+    { needs },
+  )
+
+  contract(
+    'fetchOffsets without topics lists the topics a committed transaction sent offsets for',
+    async (t) => {
+      const topic = await t.topic(1)
+      const groupId = uniqueName('group')
+      const tx = await (await txProducer(t)).transaction()
+      await tx.sendOffsets({ consumerGroupId: groupId, topics: [{ topic, partitions: [{ partition: 0, offset: '7' }] }] })
+      await tx.commit()
+      await waitFor(async () => (await offsetsOf(t, groupId, topic))[0] === '7', { message: 'offset 7' })
+      const fetched = await (await t.admin()).fetchOffsets({ groupId })
+      expect(fetched).toEqual([{ topic, partitions: [{ partition: 0, offset: '7', metadata: null }] }])
+    },
+    { needs },
+  )
+})
+
+describe('transactions without operations (KafkaJS producer spec "without operations")', () => {
+  for (const end of ['commit', 'abort'] as const) {
+    contract(
+      `an empty transaction ended with ${end}, then one that sends: offsets and metadata as KafkaJS returns them`,
+      async (t) => {
+        const topic = await t.topic(1)
+        const producer = await txProducer(t)
+        const empty = await producer.transaction()
+        await expect(empty[end]()).resolves.toBeUndefined()
+        const tx = await producer.transaction()
+        const sent = await tx.send({ topic, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 0 }] })
+        expect(sent).toEqual([expect.objectContaining({ topicName: topic, partition: 0, errorCode: 0 })])
+        await tx.commit()
+        const offsets = await (await t.admin()).fetchTopicOffsets(topic)
+        expect(offsets).toEqual([{ partition: 0, offset: expect.any(String), high: expect.any(String), low: '0' }])
+      },
+      { needs },
+    )
+  }
+})
+
+describe('consume-transform-produce (KafkaJS consumer spec "respects offsets sent by a committed transaction")', () => {
+  contract(
+    'offsets sent by a committed transaction are where the group continues; uncommittedOffsets keeps its shape',
+    async (t) => {
+      const topic = await t.topic(1)
+      const groupId = uniqueName('group')
+      const consumer = await t.consumer({ groupId })
+      await consumer.subscribe({ topic, fromBeginning: true })
+      let consumed: KafkaMessage[] = []
+      let perMessage: OffsetsByTopicPartition[] = []
+      let current: (() => OffsetsByTopicPartition) | undefined
+      const eachBatch = async ({ batch, uncommittedOffsets, heartbeat, resolveOffset }: EachBatchPayload) => {
+        for (const message of batch.messages) {
+          consumed.push(message)
+          resolveOffset(message.offset)
+          perMessage.push(uncommittedOffsets())
+          current = uncommittedOffsets
+        }
+        await heartbeat()
+      }
+      await t.runAndJoin(consumer, { autoCommit: false, eachBatch })
+      const producer = await txProducer(t)
+      await producer.send({ topic, messages: messages(10).map((m) => ({ ...m, partition: 0 })) })
+      await waitFor(() => consumed.length >= 10, { message: '10 messages' })
+      expect(perMessage[7]).toEqual({ topics: [{ topic, partitions: [{ partition: '0', offset: '8' }] }] })
+
+      const tx = await producer.transaction()
+      await tx.sendOffsets({ consumerGroupId: groupId, topics: perMessage[7]!.topics })
+      await tx.commit()
+      await waitFor(async () => (await offsetsOf(t, groupId, topic))[0] === '8', { message: 'offset 8' })
+      await consumer.stop()
+      consumed = []
+      perMessage = []
+      await consumer.run({ autoCommit: false, eachBatch })
+      await waitFor(() => consumed.length >= 2, { message: 'the two messages after the sent offset' })
+      expect(consumed.map((m) => m.value?.toString())).toEqual(['m-8', 'm-9'])
+      expect(current!()).toEqual({ topics: [{ topic, partitions: [{ partition: '0', offset: '10' }] }] })
+    },
+    { needs },
+  )
+})
