@@ -1,11 +1,20 @@
 import { describe, expect } from 'vitest'
 import type { EachBatchPayload, KafkaMessage, OffsetsByTopicPartition } from 'kafkajs'
-import { contract, messages, uniqueName, waitFor, type Scope } from '../harness.js'
+import { Collector, contract, messages, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
 
 const needs = ['transactions' as const]
 
 function txProducer(t: Scope) {
   return t.producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 })
+}
+
+async function readAll(t: Scope, topic: string, n: number) {
+  const consumer = await t.consumer()
+  await consumer.subscribe({ topic, fromBeginning: true })
+  const seen = new Collector()
+  await consumer.run({ eachMessage: seen.eachMessage })
+  await seen.waitForCount(n)
+  return seen
 }
 
 async function offsetsOf(t: Scope, groupId: string, topic: string): Promise<string[]> {
@@ -97,12 +106,19 @@ describe('transactions without operations (KafkaJS producer spec "without operat
         const producer = await txProducer(t)
         const empty = await producer.transaction()
         await expect(empty[end]()).resolves.toBeUndefined()
+        expect(empty.isActive()).toBe(false)
         const tx = await producer.transaction()
         const sent = await tx.send({ topic, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 0 }] })
-        expect(sent).toEqual([expect.objectContaining({ topicName: topic, partition: 0, errorCode: 0 })])
+        expect(sent).toEqual([
+          { topicName: topic, partition: 0, errorCode: 0, baseOffset: transactionalBaseOffset('0'), logAppendTime: '-1', logStartOffset: '0' },
+        ])
         await tx.commit()
-        const offsets = await (await t.admin()).fetchTopicOffsets(topic)
-        expect(offsets).toEqual([{ partition: 0, offset: expect.any(String), high: expect.any(String), low: '0' }])
+        // the empty transaction left nothing in the log; the second one its two messages and its commit marker
+        const high = String(2 + transactionMarkerOffsets)
+        await waitFor(async () => (await (await t.admin()).fetchTopicOffsets(topic))[0]!.high === high, { message: `high watermark ${high}` })
+        expect(await (await t.admin()).fetchTopicOffsets(topic)).toEqual([{ partition: 0, offset: high, high, low: '0' }])
+        const seen = await readAll(t, topic, 2)
+        expect(seen.values()).toEqual(['a', 'b'])
       },
       { needs },
     )
