@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import type { EachBatchPayload, KafkaMessage, OffsetsByTopicPartition } from 'kafkajs'
-import { Collector, contract, messages, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
+import { Collector, contract, messages, once, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
 
 const needs = ['transactions' as const]
 
@@ -165,4 +165,62 @@ describe('consume-transform-produce (KafkaJS consumer spec "respects offsets sen
     },
     { needs },
   )
+})
+
+describe('heartbeats (KafkaJS consumer spec "concurrent heartbeats are consolidated")', () => {
+  contract('concurrent heartbeat() calls from concurrent partitions are consolidated and respect heartbeatInterval', async (t) => {
+    const heartbeatInterval = 50
+    const topic = await t.topic(10)
+    const consumer = await t.consumer({ heartbeatInterval, maxWaitTimeInMs: 0 })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    const beats: number[] = []
+    consumer.on(consumer.events.HEARTBEAT, () => beats.push(Date.now()))
+    let consumed = 0
+    let calls = 0
+    const joined = once((l) => consumer.on(consumer.events.GROUP_JOIN, l), { message: 'GROUP_JOIN' })
+    await consumer.run({
+      partitionsConsumedConcurrently: 5,
+      eachBatch: async ({ batch, heartbeat }: EachBatchPayload) => {
+        for (const _ of batch.messages) {
+          calls += 2
+          await Promise.all([heartbeat(), heartbeat()])
+          await new Promise((r) => setTimeout(r, 1)) // the work of one message
+          consumed++
+        }
+      },
+    })
+    await joined
+    const started = Date.now()
+    await (await t.producer()).send({ topic, messages: messages(200) })
+    await waitFor(() => consumed >= 200, { message: '200 messages' })
+    const elapsed = Date.now() - started
+    expect(consumed).toBe(200)
+    // KafkaJS sends a heartbeat only when heartbeatInterval has passed since the last one; calls in between share it
+    for (let i = 1; i < beats.length; i++) expect(beats[i]! - beats[i - 1]!).toBeGreaterThanOrEqual(heartbeatInterval)
+    expect(beats.length).toBeLessThanOrEqual(Math.floor(elapsed / heartbeatInterval) + 2)
+    expect(beats.length).toBeLessThan(calls)
+  })
+
+  contract('heartbeat() from eachMessage is the only heartbeat before the handler returns (KafkaJS counts 1)', async (t) => {
+    const topic = await t.topic(1)
+    // KafkaJS's default maxWaitTimeInMs: an idle consumer heartbeats after each empty long poll, not every interval
+    const consumer = await t.consumer({ heartbeatInterval: 50, maxWaitTimeInMs: 5000 })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    let heartbeats = 0
+    consumer.on(consumer.events.HEARTBEAT, () => heartbeats++)
+    const consumed: KafkaMessage[] = []
+    const joined = once((l) => consumer.on(consumer.events.GROUP_JOIN, l), { message: 'GROUP_JOIN' })
+    await consumer.run({
+      eachMessage: async ({ message, heartbeat }) => {
+        await new Promise((r) => setTimeout(r, 100))
+        await heartbeat()
+        consumed.push(message)
+        await new Promise((r) => setTimeout(r, 100))
+      },
+    })
+    await joined
+    await (await t.producer()).send({ topic, messages: [{ key: 'value', value: 'value' }] })
+    await waitFor(() => consumed.length >= 1, { message: 'the message', interval: 5 })
+    expect(heartbeats).toBe(1)
+  })
 })
