@@ -224,3 +224,45 @@ describe('heartbeats (KafkaJS consumer spec "concurrent heartbeats are consolida
     expect(heartbeats).toBe(1)
   })
 })
+
+describe('pause while a fetch is in flight (KafkaJS consumer spec "discards messages received when pausing")', () => {
+  contract('pause() after FETCH_START: what that fetch returns is discarded, and FETCH still fires per fetch', async (t) => {
+    const topic = await t.topic(1)
+    const producer = await t.producer()
+    await producer.send({ topic, messages: messages(10, 'first') })
+    const consumer = await t.consumer({ maxWaitTimeInMs: 200 })
+    await consumer.subscribe({ topic, fromBeginning: true })
+    const consumed: string[] = []
+    await consumer.run({
+      eachBatch: async ({ batch, heartbeat }: EachBatchPayload) => {
+        for (const message of batch.messages) consumed.push(message.value!.toString())
+        await heartbeat()
+      },
+    })
+    await waitFor(() => consumed.length === 10, { message: 'the first 10' })
+    await once((l) => consumer.on(consumer.events.FETCH_START, l), { message: 'FETCH_START' })
+    consumer.pause([{ topic }])
+    await producer.send({ topic, messages: messages(10, 'second') })
+    // every fetch ends with FETCH, also one with every partition paused (KafkaJS waits maxWaitTimeInMs and returns none)
+    await once((l) => consumer.on(consumer.events.FETCH, l), { message: 'FETCH after the pause' })
+    await once((l) => consumer.on(consumer.events.FETCH, l), { message: 'a second FETCH while paused' })
+    expect(consumed).toHaveLength(10)
+    consumer.resume([{ topic }])
+    await waitFor(() => consumed.length === 20, { message: 'the second 10 after resume' })
+    expect(consumed.slice(10)).toEqual(messages(10, 'second').map((m) => m.value))
+  })
+
+  contract('with every topic paused, eachMessage is never called and FETCH keeps firing', async (t) => {
+    const [a, b] = [await t.topic(1), await t.topic(1)]
+    const consumer = await t.consumer({ maxWaitTimeInMs: 100 })
+    await consumer.subscribe({ topics: [a, b], fromBeginning: true })
+    const seen: string[] = []
+    await t.runAndJoin(consumer, { eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
+    consumer.pause([{ topic: a }, { topic: b }])
+    const producer = await t.producer()
+    await producer.send({ topic: a, messages: messages(1, 'a') })
+    await producer.send({ topic: b, messages: messages(1, 'b') })
+    for (let i = 0; i < 3; i++) await once((l) => consumer.on(consumer.events.FETCH, l), { message: `FETCH ${i} while paused` })
+    expect(seen).toEqual([])
+  })
+})

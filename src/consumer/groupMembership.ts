@@ -155,6 +155,11 @@ export class GroupMembership implements LocalGroupMember {
     return this.now() < state.leaseDeadline
   }
 
+  /** The member holds everything it was assigned in the current generation (nothing to wait for or take). */
+  get settled(): boolean {
+    return !this.needsSync && !this.waitingForLeader && !this.generationMoved && this.pending.length === 0
+  }
+
   /** Whether KafkaJS's heartbeat() would send a heartbeat now: heartbeatInterval has passed since the last one. */
   heartbeatDue(): boolean {
     return this.now() - this.lastHeartbeat >= this.o.heartbeatInterval

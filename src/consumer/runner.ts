@@ -169,6 +169,8 @@ export class Runner {
     // a lease that may have lapsed (the process stalled) is not fetched until a heartbeat renewed it
     const states = held.filter((s) => membership.leaseLive(s))
     if (states.length < held.length) membership.markChanged()
+    // only once the assignment is taken: a FETCH fixes a new group's start position for the caller (as on Kafka)
+    if (states.length === 0 && membership.settled) fetcher.emptyRound()
     return fetcher.round(states, this.running)
   }
 
