@@ -48,10 +48,14 @@ export const capabilities = CAPABILITIES[backendName]
 
 /**
  * Documented differences that are values rather than missing features (docs/compatibility.md, "Transactions").
- * Offsets a committed transaction's marker takes in each partition it wrote: Kafka appends a control record; pgQueue
- * appends nothing, as a gap in `enqueue_seq` would stall DataHub's contiguous offset watermark for good.
+ * Whether the log holds control records: Kafka appends a commit/abort marker to each partition a transaction wrote
+ * (it takes an offset, and a fetch of only markers and aborted messages reaches START/END_BATCH_PROCESS with
+ * batchSize 0); pgQueue stores neither markers nor aborted messages, as a gap in `enqueue_seq` would stall DataHub's
+ * contiguous offset watermark for good.
  */
-export const transactionMarkerOffsets = backendName === 'kafka' ? 1 : 0
+export const controlRecords = backendName === 'kafka'
+/** Offsets a committed transaction's marker takes in each partition it wrote. */
+export const transactionMarkerOffsets = controlRecords ? 1 : 0
 
 /** RecordMetadata.baseOffset of a send inside a transaction: pgQueue numbers a transaction's messages at COMMIT. */
 export function transactionalBaseOffset(onKafka: string): string {

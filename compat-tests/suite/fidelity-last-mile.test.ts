@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
-import type { EachBatchPayload, KafkaMessage, OffsetsByTopicPartition } from 'kafkajs'
-import { Collector, contract, messages, once, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
+import { PartitionAssigners, type EachBatchPayload, type InstrumentationEvent, type KafkaMessage, type OffsetsByTopicPartition } from 'kafkajs'
+import { Collector, contract, controlRecords, messages, once, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
 
 const needs = ['transactions' as const]
 
@@ -265,4 +265,104 @@ describe('pause while a fetch is in flight (KafkaJS consumer spec "discards mess
     for (let i = 0; i < 3; i++) await once((l) => consumer.on(consumer.events.FETCH, l), { message: `FETCH ${i} while paused` })
     expect(seen).toEqual([])
   })
+})
+
+const REQUEST_PAYLOAD = {
+  apiKey: expect.any(Number),
+  apiName: expect.any(String),
+  apiVersion: expect.any(Number),
+  broker: expect.any(String),
+  clientId: 'compat',
+  correlationId: expect.any(Number),
+  createdAt: expect.any(Number),
+  duration: expect.any(Number),
+  pendingDuration: expect.any(Number),
+  sentAt: expect.any(Number),
+  size: expect.any(Number),
+}
+
+describe('instrumentation events (KafkaJS consumer spec "instrumentationEvents")', () => {
+  contract('connect() of a consumer, a producer and an admin each emit a network.request named ApiVersions', async (t) => {
+    const kafka = await t.kafka()
+    const clients = [kafka.consumer({ groupId: uniqueName('group') }), kafka.producer(), kafka.admin()]
+    for (const client of clients) {
+      t.track(client)
+      const seen: InstrumentationEvent<Record<string, unknown>>[] = []
+      client.on(client.events.REQUEST as never, (e: InstrumentationEvent<Record<string, unknown>>) => seen.push(e))
+      await client.connect()
+      const prefix = 'seek' in client ? 'consumer' : 'send' in client ? 'producer' : 'admin'
+      expect(seen).toContainEqual({
+        id: expect.any(Number),
+        timestamp: expect.any(Number),
+        type: `${prefix}.network.request`,
+        payload: { ...REQUEST_PAYLOAD, apiKey: 18, apiName: 'ApiVersions' },
+      })
+    }
+  })
+
+  contract('received_unsubscribed_topics: the assignment names a topic this member did not subscribe to', async (t) => {
+    const [a, b] = [uniqueName('a'), uniqueName('b')]
+    await t.createTopics([
+      { topic: a, numPartitions: 2 },
+      { topic: b, numPartitions: 2 },
+    ])
+    const groupId = uniqueName('group')
+    // KafkaJS's own round robin: the leader hands out its subscription's partitions to every member
+    const partitionAssigners = [PartitionAssigners.roundRobin]
+    const first = await t.consumer({ groupId, partitionAssigners })
+    await first.subscribe({ topics: [a, b], fromBeginning: true })
+    await t.runAndJoin(first, { eachMessage: async () => {} })
+    const second = await t.consumer({ groupId, partitionAssigners })
+    await second.subscribe({ topic: b, fromBeginning: true })
+    const event = once<InstrumentationEvent<Record<string, unknown>>>((l) => second.on(second.events.RECEIVED_UNSUBSCRIBED_TOPICS, l as never), {
+      message: 'RECEIVED_UNSUBSCRIBED_TOPICS',
+    })
+    await second.run({ eachMessage: async () => {} })
+    expect(await event).toEqual({
+      id: expect.any(Number),
+      timestamp: expect.any(Number),
+      type: 'consumer.received_unsubscribed_topics',
+      payload: {
+        groupId,
+        generationId: expect.any(Number),
+        memberId: expect.any(String),
+        assignedTopics: [a, b],
+        topicsSubscribed: [b],
+        topicsNotSubscribed: [a],
+      },
+    })
+  })
+
+  contract(
+    'an aborted transaction: Kafka hands its control-only batch to START/END_BATCH_PROCESS (batchSize 0), pgQueue has none',
+    async (t) => {
+      const topic = await t.topic(1)
+      const consumer = await t.consumer({ maxWaitTimeInMs: 100 })
+      await consumer.subscribe({ topic, fromBeginning: true })
+      const starts: InstrumentationEvent<Record<string, unknown>>[] = []
+      const ends: InstrumentationEvent<Record<string, unknown>>[] = []
+      consumer.on(consumer.events.START_BATCH_PROCESS, (e) => starts.push(e as never))
+      consumer.on(consumer.events.END_BATCH_PROCESS, (e) => ends.push(e as never))
+      const seen: string[] = []
+      await t.runAndJoin(consumer, { eachMessage: async ({ message }) => void seen.push(message.value!.toString()) })
+      const tx = await (await txProducer(t)).transaction()
+      await tx.send({ topic, acks: -1, messages: [{ key: 'test', value: 'test' }] })
+      await tx.abort()
+      const batch = { topic, partition: 0, offsetLag: expect.any(String), offsetLagLow: expect.any(String) }
+      if (controlRecords) {
+        await waitFor(() => ends.length > 0, { message: 'END_BATCH_PROCESS of the control batch' })
+        expect(starts.map((e) => e.payload)).toEqual([{ ...batch, highWatermark: '2', batchSize: 0, firstOffset: '0', lastOffset: '1' }])
+        expect(ends.map((e) => e.payload)).toEqual([
+          { ...batch, highWatermark: '2', batchSize: 0, firstOffset: '0', lastOffset: '1', duration: expect.any(Number) },
+        ])
+      } else {
+        // nothing of an aborted transaction is stored: the next message is the first batch, at offset 0
+        await (await t.producer()).send({ topic, messages: [{ value: 'after' }] })
+        await waitFor(() => ends.length > 0, { message: 'END_BATCH_PROCESS of the next message' })
+        expect(starts.map((e) => e.payload)).toEqual([{ ...batch, highWatermark: '1', batchSize: 1, firstOffset: '0', lastOffset: '0' }])
+      }
+      expect(seen).toEqual(controlRecords ? [] : ['after'])
+    },
+    { needs },
+  )
 })

@@ -356,13 +356,13 @@ export class GroupMembership implements LocalGroupMember {
   private async adopt(generation: GenerationRow, encoded: string): Promise<void> {
     const { groupId, emitter, logger } = this.o
     if (this.generation !== 0) emitter.emit(consumerEvents.REBALANCING, { groupId, memberId: this.memberId })
-    const { assignment, unsubscribed } = decodeAssignment(Buffer.from(encoded, 'base64'), new Set(this.o.subscriptions.keys()))
+    const { assignment, assignedTopics, unsubscribed } = decodeAssignment(Buffer.from(encoded, 'base64'), new Set(this.o.subscriptions.keys()))
     if (unsubscribed.length > 0) {
       emitter.emit(consumerEvents.RECEIVED_UNSUBSCRIBED_TOPICS, {
         groupId,
         generationId: generation.generation,
         memberId: this.memberId,
-        assignedTopics: [...Object.keys(assignment), ...unsubscribed],
+        assignedTopics,
         topicsSubscribed: [...this.o.subscriptions.keys()],
         topicsNotSubscribed: unsubscribed,
       })

@@ -185,7 +185,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     connect: async () => {
       if (connected) return
       try {
-        await ctx.acquire()
+        await ctx.connectClient((probe) => network.as('ApiVersions', probe))
       } catch (e) {
         throw toKafkaJSError(e, 'connect')
       }
