@@ -366,3 +366,27 @@ describe('instrumentation events (KafkaJS consumer spec "instrumentationEvents")
     { needs },
   )
 })
+
+describe('readUncommitted (KafkaJS consumer spec "receives aborted messages for an isolation level of READ_UNCOMMITTED")', () => {
+  contract(
+    'a readUncommitted consumer: Kafka delivers an aborted transaction\'s messages, pgQueue never stores them (documented)',
+    async (t) => {
+      const topic = await t.topic(1)
+      const consumer = await t.consumer({ readUncommitted: true, maxWaitTimeInMs: 100 })
+      await consumer.subscribe({ topic, fromBeginning: true })
+      const seen = new Collector()
+      await t.runAndJoin(consumer, { eachMessage: seen.eachMessage })
+      const tx = await (await txProducer(t)).transaction()
+      await tx.sendBatch({ topicMessages: [{ topic, messages: messages(3, 'aborted') }] })
+      await tx.abort()
+      await (await t.producer()).send({ topic, messages: [{ value: 'after' }] })
+      const expected = controlRecords ? ['aborted-0', 'aborted-1', 'aborted-2', 'after'] : ['after']
+      await seen.waitForCount(expected.length)
+      expect(seen.values()).toEqual(expected)
+      // pgQueue stores nothing of the transaction (on Kafka the abort marker lands after EndTxn returned, before or
+      // after the next message)
+      if (!controlRecords) expect(seen.messages.at(-1)!.offset).toBe('0')
+    },
+    { needs },
+  )
+})
