@@ -46,6 +46,22 @@ const CAPABILITIES: Record<BackendName, Record<Capability, true | string>> = {
 
 export const capabilities = CAPABILITIES[backendName]
 
+/**
+ * Documented differences that are values rather than missing features (docs/compatibility.md, "Transactions").
+ * Whether the log holds control records: Kafka appends a commit/abort marker to each partition a transaction wrote
+ * (it takes an offset, and a fetch of only markers and aborted messages reaches START/END_BATCH_PROCESS with
+ * batchSize 0); pgQueue stores neither markers nor aborted messages, as a gap in `enqueue_seq` would stall DataHub's
+ * contiguous offset watermark for good.
+ */
+export const controlRecords = backendName === 'kafka'
+/** Offsets a committed transaction's marker takes in each partition it wrote. */
+export const transactionMarkerOffsets = controlRecords ? 1 : 0
+
+/** RecordMetadata.baseOffset of a send inside a transaction: pgQueue numbers a transaction's messages at COMMIT. */
+export function transactionalBaseOffset(onKafka: string): string {
+  return backendName === 'kafka' ? onKafka : '-1'
+}
+
 /** Why no test can run on this backend right now (e.g. no broker and COMPAT_REQUIRE_KAFKA unset). */
 export function backendUnavailable(): string | null {
   return backendName === 'kafka' ? inject('kafkaUnavailable') : null

@@ -99,6 +99,20 @@ export class PgQueueContext {
     }
   }
 
+  /**
+   * acquire() plus one round trip, as KafkaJS's connect negotiates API versions with the broker: each client's
+   * connect proves the server answers, and reports that round trip through `as` (its network events, ApiVersions).
+   */
+  async connectClient(as: (probe: () => Promise<unknown>) => Promise<unknown>): Promise<void> {
+    await this.acquire()
+    try {
+      await as(() => this.store.server.serverVersion())
+    } catch (e) {
+      await this.release()
+      throw e
+    }
+  }
+
   async release(): Promise<void> {
     if (this.refs === 0) return
     this.refs--

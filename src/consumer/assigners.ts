@@ -94,13 +94,15 @@ export async function runAssigner(assigner: Assigner, members: readonly GroupMem
 export function decodeAssignment(
   bytes: Buffer,
   subscribed: ReadonlySet<string>,
-): { assignment: MemberAssignment; unsubscribed: string[]; userData: Buffer | null } {
+): { assignment: MemberAssignment; assignedTopics: string[]; unsubscribed: string[]; userData: Buffer | null } {
   const decoded = AssignmentCodec.decode(bytes)
   const assignment: MemberAssignment = {}
   const unsubscribed: string[] = []
-  for (const [topic, partitions] of Object.entries(decoded?.assignment ?? {})) {
+  const entries = Object.entries(decoded?.assignment ?? {})
+  for (const [topic, partitions] of entries) {
     if (subscribed.has(topic)) assignment[topic] = [...partitions].sort((a, b) => a - b)
     else unsubscribed.push(topic)
   }
-  return { assignment, unsubscribed, userData: decoded?.userData ?? null }
+  // every topic the leader assigned, in the assignment's order (KafkaJS's RECEIVED_UNSUBSCRIBED_TOPICS names them so)
+  return { assignment, assignedTopics: entries.map(([topic]) => topic), unsubscribed, userData: decoded?.userData ?? null }
 }

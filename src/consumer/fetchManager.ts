@@ -112,6 +112,17 @@ export class FetchManager {
     return work
   }
 
+  /**
+   * A round with nothing to fetch (every partition held is paused, or none is assigned): KafkaJS's fetch then waits
+   * maxWaitTimeInMs and returns nothing, and still emits FETCH_START and FETCH, which code waiting for the next
+   * fetch relies on. The runner's idle wait that follows is that maxWaitTimeInMs.
+   */
+  emptyRound(): void {
+    const { emitter } = this.o
+    emitter.emit(consumerEvents.FETCH_START, { nodeId: 'pgqueue' })
+    emitter.emit(consumerEvents.FETCH, { numberOfBatches: 0, duration: 0, nodeId: 'pgqueue' })
+  }
+
   discardPrefetch(): void {
     this.prefetch = undefined
   }

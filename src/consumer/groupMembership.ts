@@ -76,7 +76,13 @@ export class GroupMembership implements LocalGroupMember {
   private topicRows = new Map<string, TopicRow>()
   /** partition counts of every topic some live member subscribes to (the leader's assigner sees these) */
   private groupCounts = new Map<string, number>()
+  /** when the member last wrote its heartbeat row (any beat: a join, a rebalance, a heartbeat) */
   private lastBeat = -Infinity
+  /**
+   * when the last KafkaJS heartbeat ended (its HEARTBEAT event): heartbeatInterval counts from here, as KafkaJS's
+   * lastRequest, which starts when the consumer group is made and which joins do not move
+   */
+  private lastHeartbeat: number
   private needsSync = true
   private waitingForLeader = false
   /** the group's current generation is not the one this member holds its leases in */
@@ -92,6 +98,7 @@ export class GroupMembership implements LocalGroupMember {
     this.memberId = `${o.clientId}-${uuid}`
     this.lockOwner = `${o.groupId}:${uuid}`
     this.now = o.now ?? (() => performance.now())
+    this.lastHeartbeat = this.now()
   }
 
   get groupId(): string {
@@ -148,29 +155,49 @@ export class GroupMembership implements LocalGroupMember {
     return this.now() < state.leaseDeadline
   }
 
-  /** ms until this member must beat again (or retry what it waits for: the leader, a previous owner). */
-  nextDueIn(): number {
-    const beat = Math.max(0, this.o.heartbeatInterval - (this.now() - this.lastBeat))
-    if (this.needsSync) return 0
-    return this.pending.length > 0 || this.waitingForLeader ? Math.min(beat, RETRY_MS) : beat
+  /** The member holds everything it was assigned in the current generation (nothing to wait for or take). */
+  get settled(): boolean {
+    return !this.needsSync && !this.waitingForLeader && !this.generationMoved && this.pending.length === 0
   }
 
-  /** Between fetch rounds (no batch in flight): beat, rebalance if the group changed, take and renew leases. */
-  sync(force = false): Promise<void> {
+  /** Whether KafkaJS's heartbeat() would send a heartbeat now: heartbeatInterval has passed since the last one. */
+  heartbeatDue(): boolean {
+    return this.now() - this.lastHeartbeat >= this.o.heartbeatInterval
+  }
+
+  /**
+   * ms until the group machinery needs a beat whether or not a heartbeat is due: a group change to take, the leader
+   * or a previous owner to wait for again, or leases to renew before they could lapse (an idle member otherwise beats
+   * once per empty poll, as KafkaJS heartbeats after each empty fetch, which maxWaitTimeInMs may make rare).
+   */
+  nextSyncIn(): number {
+    if (this.needsSync) return 0
+    const since = this.now() - this.lastBeat
+    const renew = Math.max(0, this.o.sessionTimeout / 2 - since)
+    return this.pending.length > 0 || this.waitingForLeader ? Math.min(renew, Math.max(0, RETRY_MS - since)) : renew
+  }
+
+  /**
+   * Between fetch rounds (no batch in flight): beat when the group machinery needs it (nextSyncIn), or, with
+   * `heartbeat`, also when a heartbeat is due (KafkaJS's heartbeat after an empty fetch); rebalance if the group
+   * changed, take and renew leases.
+   */
+  sync({ force = false, heartbeat = false } = {}): Promise<void> {
     return this.serialized(async () => {
-      if (!force && !this.needsSync && this.nextDueIn() > 0) return
-      await this.beat(true)
+      const beatNow = heartbeat && this.heartbeatDue()
+      if (!force && !beatNow && this.nextSyncIn() > 0) return
+      await this.beat(true, beatNow)
     })
   }
 
   /** From inside a batch (payload.heartbeat, between messages): beat and renew leases, but never take a new generation. */
   heartbeatIfDue(): Promise<void> {
-    // called before every batch: when none is due (the usual case) answer at once, not behind the serial chain
-    if (!this.sharedBeat && this.now() - this.lastBeat < this.o.heartbeatInterval) return Promise.resolve()
+    // called after every message: when none is due (the usual case) answer at once, not behind the serial chain
+    if (!this.sharedBeat && !this.heartbeatDue()) return Promise.resolve()
     // concurrent callers share the one in flight, as KafkaJS's heartbeat does
     this.sharedBeat ??= this.serialized(async () => {
-      if (this.now() - this.lastBeat < this.o.heartbeatInterval) return
-      await this.beat(false)
+      if (!this.heartbeatDue()) return
+      await this.beat(false, true)
     }).finally(() => {
       this.sharedBeat = undefined
     })
@@ -198,11 +225,15 @@ export class GroupMembership implements LocalGroupMember {
     })
   }
 
-  private beat(mayRebalance: boolean): Promise<void> {
-    return this.o.network.as('Heartbeat', () => this.beatOnce(mayRebalance))
+  /**
+   * One beat. `asHeartbeat`: it stands for a KafkaJS heartbeat (HEARTBEAT is emitted when it finds the member in its
+   * generation); otherwise it is the join and rebalance machinery, which on Kafka is JoinGroup/SyncGroup, no event.
+   */
+  private beat(mayRebalance: boolean, asHeartbeat: boolean): Promise<void> {
+    return this.o.network.as(asHeartbeat ? 'Heartbeat' : 'JoinGroup', () => this.beatOnce(mayRebalance, asHeartbeat))
   }
 
-  private async beatOnce(mayRebalance: boolean): Promise<void> {
+  private async beatOnce(mayRebalance: boolean, asHeartbeat: boolean): Promise<void> {
     const { ctx, groupId, emitter } = this.o
     const started = this.now()
     const db = ctx.db
@@ -255,7 +286,11 @@ export class GroupMembership implements LocalGroupMember {
     this.generationMoved = generation !== null && generation.generation !== this.generation
     // leases of an older generation are not renewed: they lapse, and the fetch fence already refuses them
     if (mine !== undefined && generation!.generation === this.generation) await this.renewLeases()
-    emitter.emit(consumerEvents.HEARTBEAT, { groupId, memberId: this.memberId, groupGenerationId: this.generation })
+    // a beat that finds the group rebalancing is, on Kafka, a heartbeat answered REBALANCE_IN_PROGRESS: no event
+    if (asHeartbeat && !rebalance && !this.generationMoved && !this.waitingForLeader) {
+      emitter.emit(consumerEvents.HEARTBEAT, { groupId, memberId: this.memberId, groupGenerationId: this.generation })
+      this.lastHeartbeat = this.now()
+    }
     if (rebalance && mayRebalance) {
       emitter.emit(consumerEvents.GROUP_JOIN, {
         groupId,
@@ -321,13 +356,13 @@ export class GroupMembership implements LocalGroupMember {
   private async adopt(generation: GenerationRow, encoded: string): Promise<void> {
     const { groupId, emitter, logger } = this.o
     if (this.generation !== 0) emitter.emit(consumerEvents.REBALANCING, { groupId, memberId: this.memberId })
-    const { assignment, unsubscribed } = decodeAssignment(Buffer.from(encoded, 'base64'), new Set(this.o.subscriptions.keys()))
+    const { assignment, assignedTopics, unsubscribed } = decodeAssignment(Buffer.from(encoded, 'base64'), new Set(this.o.subscriptions.keys()))
     if (unsubscribed.length > 0) {
       emitter.emit(consumerEvents.RECEIVED_UNSUBSCRIBED_TOPICS, {
         groupId,
         generationId: generation.generation,
         memberId: this.memberId,
-        assignedTopics: [...Object.keys(assignment), ...unsubscribed],
+        assignedTopics,
         topicsSubscribed: [...this.o.subscriptions.keys()],
         topicsNotSubscribed: unsubscribed,
       })

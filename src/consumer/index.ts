@@ -37,6 +37,12 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
   const settings = validateConsumerConfig(config)
   const { groupId } = settings
   const logger = rootLogger.namespace('Consumer')
+  if (config.readUncommitted) {
+    // PostgreSQL shows no session another's uncommitted rows, and aborted transactions leave no rows: say so once
+    logger.warn('readUncommitted has no effect on PostgreSQL: only committed messages are delivered, never those of open or aborted transactions', {
+      groupId,
+    })
+  }
   const emitter = createInstrumentationEmitter(consumerEvents, { logger, clientName: 'consumer' })
   const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint)
   const subscriptions = new Map<string, Subscription>()
@@ -185,7 +191,7 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     connect: async () => {
       if (connected) return
       try {
-        await ctx.acquire()
+        await ctx.connectClient((probe) => network.as('ApiVersions', probe))
       } catch (e) {
         throw toKafkaJSError(e, 'connect')
       }

@@ -246,10 +246,7 @@ export class OffsetManager {
         groupId,
         memberId: owner.memberId,
         groupGenerationId: owner.generation,
-        // KafkaJS builds this list from object keys, so its partitions are strings
-        topics: groupByTopic(rows.map((r) => ({ topic: owner.topicName(r.topicId) ?? r.topicId, partition: r.partition, offset: r.offset }))).map(
-          ({ topic, partitions }) => ({ topic, partitions: partitions.map((p) => ({ ...p, partition: String(p.partition) })) }),
-        ),
+        topics: groupByTopic(rows.map((r) => ({ topic: owner.topicName(r.topicId) ?? r.topicId, partition: r.partition, offset: r.offset }))),
       })
     }
     return rows
@@ -263,12 +260,21 @@ export class OffsetManager {
   }
 }
 
+/**
+ * KafkaJS builds these lists (uncommittedOffsets(), the COMMIT_OFFSETS event) from objects keyed by partition: its
+ * partitions are strings, in ascending order. The declared type says number; the value is KafkaJS's.
+ */
 function groupByTopic(entries: Array<{ topic: string; partition: number; offset: string }>): TopicOffsets[] {
-  const byTopic = new Map<string, TopicOffsets>()
+  const byTopic = new Map<string, Array<{ partition: number; offset: string }>>()
   for (const e of entries) {
     let t = byTopic.get(e.topic)
-    if (!t) byTopic.set(e.topic, (t = { topic: e.topic, partitions: [] }))
-    t.partitions.push({ partition: e.partition, offset: e.offset })
+    if (!t) byTopic.set(e.topic, (t = []))
+    t.push({ partition: e.partition, offset: e.offset })
   }
-  return [...byTopic.values()]
+  return [...byTopic].map(([topic, partitions]) => ({
+    topic,
+    partitions: partitions
+      .sort((a, b) => a.partition - b.partition)
+      .map((p) => ({ partition: String(p.partition) as unknown as number, offset: p.offset })),
+  }))
 }

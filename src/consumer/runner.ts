@@ -74,7 +74,7 @@ export class Runner {
       () => ctx.wakeups.off('reconnected', onReconnect),
     )
     if (ctx.config.listen) await ctx.wakeups.start()
-    await membership.sync(true)
+    await membership.sync({ force: true })
     this.running = true
     const retrier = createRetrier(this.o.retry)
     this.loop = retrier(async (bail) => {
@@ -126,7 +126,9 @@ export class Runner {
       if (!this.running) return
       const batches = await this.fetchRound()
       if (batches.length === 0) {
-        if (!this.notified) await this.idle()
+        // KafkaJS heartbeats after a fetch that came back empty once maxWaitTimeInMs passed; woken early, the loop
+        // fetches again instead
+        if (!this.notified && (await this.idle())) await this.o.membership.sync({ heartbeat: true })
         continue
       }
       try {
@@ -144,21 +146,20 @@ export class Runner {
     }
   }
 
-  private idle(): Promise<void> {
+  /** Sleeps until new work may be there (resolves false) or the empty poll's wait is over (true). */
+  private idle(): Promise<boolean> {
     const { ctx, maxWaitTimeInMs, membership } = this.o
     // without a live LISTEN connection, poll at DataHub's empty-poll pace instead
     const wait = ctx.wakeups.listening ? maxWaitTimeInMs : Math.min(maxWaitTimeInMs, ctx.config.consumerPoll.emptyPollSleepMs)
-    return new Promise<void>((resolve) => {
-      // a floor, so heartbeatInterval/maxWaitTimeInMs 0 (valid in KafkaJS) poll often without spinning on the database
-      const timer = setTimeout(done, Math.max(MIN_IDLE_MS, Math.min(wait, membership.nextDueIn())))
-      function done() {
+    return new Promise<boolean>((resolve) => {
+      // a floor, so maxWaitTimeInMs 0 (valid in KafkaJS) polls often without spinning on the database
+      const timer = setTimeout(() => done(true), Math.max(MIN_IDLE_MS, Math.min(wait, membership.nextSyncIn())))
+      const done = (waited: boolean) => {
         clearTimeout(timer)
-        resolve()
-      }
-      this.wake = () => {
         this.wake = undefined
-        done()
+        resolve(waited)
       }
+      this.wake = () => done(false)
     })
   }
 
@@ -168,6 +169,8 @@ export class Runner {
     // a lease that may have lapsed (the process stalled) is not fetched until a heartbeat renewed it
     const states = held.filter((s) => membership.leaseLive(s))
     if (states.length < held.length) membership.markChanged()
+    // only once the assignment is taken: a FETCH fixes a new group's start position for the caller (as on Kafka)
+    if (states.length === 0 && membership.settled) fetcher.emptyRound()
     return fetcher.round(states, this.running)
   }
 
@@ -182,14 +185,13 @@ export class Runner {
   }
 
   /**
-   * Right before a batch goes to the handler: beat if one is due (KafkaJS heartbeats between batches), so a batch
-   * starts with at least sessionTimeout - heartbeatInterval of lease left, however long the batches before it in
-   * the round took; and nothing is handed out once the group moved to a generation this member has not taken.
+   * Right before a batch goes to the handler: nothing is handed out on a lease that may have lapsed (the batches
+   * before it in the round heartbeat when due, as KafkaJS does after each batch), nor once the group moved to a
+   * generation this member has not taken.
    */
   private async mayDeliver(state: PartitionState): Promise<boolean> {
     const { paused, membership } = this.o
     if (paused.isPaused(state.topic, state.partition)) return false
-    await membership.heartbeatIfDue()
     return membership.leaseLive(state) && !membership.rebalancing && !state.revoked
   }
 
@@ -245,7 +247,7 @@ export class Runner {
           state.resolve(d.seq, d.priority)
           resolvedUpTo = i
           // the cheap checks first: most messages need neither a heartbeat nor a commit
-          if (membership.nextDueIn() === 0) await heartbeat()
+          if (membership.heartbeatDue()) await heartbeat()
           if (commitsByPolicy) await offsets.commitIfNecessary()
           if (this.o.paused.isPaused(state.topic, state.partition)) break
         }
@@ -279,6 +281,8 @@ export class Runner {
     // committed while the next batch is processed (in order, behind any commit still in flight); stop(), a
     // rebalance and seeks wait for it
     offsets.commitInBackground(state)
+    // KafkaJS heartbeats after every batch (when heartbeatInterval has passed)
+    await membership.heartbeatIfDue()
   }
 
   private observe(state: PartitionState, delivered: DeliveredMessage[], startedAt: number): void {

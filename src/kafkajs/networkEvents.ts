@@ -22,6 +22,7 @@ const API_KEYS = {
   SyncGroup: 14,
   DescribeGroups: 15,
   ListGroups: 16,
+  ApiVersions: 18,
   CreateTopics: 19,
   DeleteTopics: 20,
   DeleteRecords: 21,

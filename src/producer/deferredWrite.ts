@@ -8,14 +8,16 @@ import type { PartitionBatch } from './sendMessages.js'
  * Writes planned batches inside the caller's transaction with their offsets assigned at COMMIT (the deferred trigger
  * of R__sequence_functions.sql, which takes the partitions' locks in (topic, partition) order whatever the order of
  * the sends), so a long transaction holds no sequence lock. The offsets are not known before the commit, so
- * RecordMetadata carries baseOffset '-1' (documented in docs/compatibility.md).
+ * RecordMetadata carries baseOffset '-1' (documented in docs/compatibility.md); logStartOffset is known and given.
  */
 export async function writeDeferred(ctx: PgQueueContext, plan: PartitionBatch[], client: Queryable): Promise<RecordMetadata[]> {
   await ctx.ensurePartitionsIfDue()
   const out: RecordMetadata[] = []
   for (const g of plan) {
-    await enqueueDeferred(client, ctx.db.tables, g.topic.id, g.partition, g.rows)
-    out.push({ topicName: g.topic.name, partition: g.partition, errorCode: 0, baseOffset: '-1', logAppendTime: '-1', logStartOffset: '-1' })
+    const low = await enqueueDeferred(client, ctx.db.tables, g.topic.id, g.partition, g.rows)
+    // the log start is known now (an empty partition's starts at 0, as Kafka's does)
+    const logStartOffset = low === null ? '0' : (BigInt(low) - 1n).toString()
+    out.push({ topicName: g.topic.name, partition: g.partition, errorCode: 0, baseOffset: '-1', logAppendTime: '-1', logStartOffset })
   }
   return out
 }

@@ -209,7 +209,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       if (status === 'connected') return
       status = 'connecting'
       try {
-        await ctx.acquire()
+        await ctx.connectClient((probe) => network.as('ApiVersions', probe))
       } catch (e) {
         status = 'disconnected'
         throw toKafkaJSError(e, 'connect')

@@ -156,7 +156,8 @@ export class TransactionManager {
         const commits = topics.flatMap(({ topic, partitions }) => {
           const row = rows.get(topic)
           if (!row) throw protocolError('UNKNOWN_TOPIC_OR_PARTITION')
-          return partitions.map((p) => ({ topicId: row.id, partition: p.partition, offset: String(p.offset) }))
+          // uncommittedOffsets() hands partitions out as strings, as KafkaJS's does, and apps pass that on here
+          return partitions.map((p) => ({ topicId: row.id, partition: Number(p.partition), offset: String(p.offset) }))
         })
         // the consumer of this group on this client whose partitions these are: the offsets are written only while
         // it holds them in its generation, and the check is repeated, with the leases locked, right before COMMIT

@@ -23,13 +23,22 @@ const sql = statements('enqueueDeferred', (t) => {
       ORDER BY r.ord
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM ins)::int AS inserted, pg_notify($11, $1::text) FROM ok`,
+    SELECT (SELECT count(*) FROM ins)::int AS inserted, pg_notify($11, $1::text),
+           -- where the partition's log starts (KafkaJS's logStartOffset): its first numbered row; this transaction's
+           -- own rows are provisional (negative) and never count
+           (SELECT m.enqueue_seq FROM ${t.message} m
+            WHERE m.topic_id = $1 AND m.partition_id = $2 AND m.enqueue_seq > 0
+            ORDER BY m.enqueue_seq LIMIT 1)::text AS low_seq
+    FROM ok`,
   }
 })
 
-/** Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. */
-export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<void> {
-  await run(db, sql(t).enqueue, [
+/**
+ * Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. Returns the
+ * partition's first stored seq (its log start), null when it holds no numbered row.
+ */
+export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<string | null> {
+  const res = await run<{ low_seq: string | null }>(db, sql(t).enqueue, [
     topicId,
     partition,
     messages.map((m) => m.routingKey),
@@ -42,4 +51,5 @@ export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string,
     messages.map((m) => m.timestamp),
     t.notifyChannel,
   ])
+  return res.rows[0]?.low_seq ?? null
 }

@@ -23,6 +23,7 @@ import * as registryConfig from './registryConfig.js'
 import * as registryMode from './registryMode.js'
 import * as registrySchemas from './registrySchemas.js'
 import * as registryVersions from './registryVersions.js'
+import * as server from './server.js'
 import * as topicConfig from './topicConfig.js'
 import * as topics from './topics.js'
 
@@ -47,6 +48,7 @@ const modules = {
   registryMode,
   registrySchemas,
   registryVersions,
+  server,
   topicConfig,
   topics,
 }
