@@ -125,7 +125,8 @@ const deadLetteringBatch: EachBatchHandler | undefined = dl?.eachBatch(async ({ 
   const { topic, partition } = batch
   const take = draw.partial ? rng.int(1, batch.messages.length) : batch.messages.length
   for (const message of batch.messages.slice(0, take)) {
-    if (!isRunning() || isStale()) break
+    // only a handler whose batch is not auto-resolved may stop early: under auto-resolve returning means all handled
+    if (draw.partial && (!isRunning() || isStale())) break
     delivered(topic, partition, message)
     if (isPoison(String(message.value))) throw new Error(`poison message ${String(message.value)}`)
     await work()
