@@ -84,6 +84,8 @@ export class GroupMembership implements LocalGroupMember {
   /** the group's current generation is not the one this member holds its leases in */
   private generationMoved = false
   private announced = false
+  /** leave() was called: a beat still waiting (for DataHub consumers to go) registers nothing */
+  private left = false
   private offered?: Array<{ name: string; metadata: Buffer }>
   private serial: Promise<unknown> = Promise.resolve()
   private readonly now: () => number
@@ -181,6 +183,7 @@ export class GroupMembership implements LocalGroupMember {
 
   async leave(): Promise<void> {
     const { ctx, groupId } = this.o
+    this.left = true
     await ctx.store.members.leaveGroup(groupId, this.memberId, this.lockOwner)
     for (const state of this.partitions.values()) state.revoked = true
     this.partitions.clear()
@@ -212,7 +215,12 @@ export class GroupMembership implements LocalGroupMember {
     this.needsSync = false
     const subscribed = [...this.o.subscriptions.keys()]
     this.topicRows = await ctx.topics.get(db, subscribed, undefined, this.o.metadataMaxAge)
-    await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds)
+    await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds, {
+      logger: this.o.logger,
+      joining: !this.announced,
+      wanted: () => !this.left,
+    })
+    if (this.left) return
     // protocol() is asked again on every rebalance, as KafkaJS asks it on every join
     const offers = (this.offered ??= this.offers())
     const beat = () =>
