@@ -71,6 +71,8 @@ export class GroupMembership implements LocalGroupMember {
   readonly partitions = new Map<string, PartitionState>()
   /** seeks for partitions not held yet, applied when they are */
   readonly pendingSeeks = new Map<string, string>()
+  /** states dropped because this member took their partition's lapsed lease again, until the partition restarts */
+  private readonly reacquired = new Map<string, PartitionState>()
   /** assigned but still leased by their previous owner */
   private pending: PartitionRef[] = []
   private topicRows = new Map<string, TopicRow>()
@@ -88,6 +90,8 @@ export class GroupMembership implements LocalGroupMember {
   /** the group's current generation is not the one this member holds its leases in */
   private generationMoved = false
   private announced = false
+  /** leave() was called: a beat still waiting (for DataHub consumers to go) registers nothing */
+  private left = false
   private offered?: Array<{ name: string; metadata: Buffer }>
   private serial: Promise<unknown> = Promise.resolve()
   private readonly now: () => number
@@ -206,9 +210,11 @@ export class GroupMembership implements LocalGroupMember {
 
   async leave(): Promise<void> {
     const { ctx, groupId } = this.o
+    this.left = true
     await ctx.store.members.leaveGroup(groupId, this.memberId, this.lockOwner)
     for (const state of this.partitions.values()) state.revoked = true
     this.partitions.clear()
+    this.reacquired.clear()
   }
 
   private serialized(fn: () => Promise<void>): Promise<void> {
@@ -240,7 +246,12 @@ export class GroupMembership implements LocalGroupMember {
     this.needsSync = false
     const subscribed = [...this.o.subscriptions.keys()]
     this.topicRows = await ctx.topics.get(db, subscribed, undefined, this.o.metadataMaxAge)
-    await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds)
+    await refuseGroupSharedWithDataHub(ctx, groupId, this.topicIds, {
+      logger: this.o.logger,
+      joining: !this.announced,
+      wanted: () => !this.left,
+    })
+    if (this.left) return
     // protocol() is asked again on every rebalance, as KafkaJS asks it on every join
     const offers = (this.offered ??= this.offers())
     const beat = () =>
@@ -388,9 +399,12 @@ export class GroupMembership implements LocalGroupMember {
     await ctx.store.members.announceMembershipChange(groupId)
   }
 
-  private drop(state: PartitionState): void {
+  /** `reacquired`: this member holds the lease again and starts the partition afresh (PartitionState.succeed). */
+  private drop(state: PartitionState, reacquired = false): void {
     state.revoked = true
     this.partitions.delete(state.key)
+    if (reacquired) this.reacquired.set(state.key, state)
+    else this.reacquired.delete(state.key)
   }
 
   private async renewLeases(): Promise<void> {
@@ -416,7 +430,7 @@ export class GroupMembership implements LocalGroupMember {
         // held again after a break (lapsed, or refused and given back): someone else may have moved it meanwhile,
         // so it starts afresh from the committed offset
         logger.info('Re-acquired a partition; starting it from the committed offset', { groupId, topic: state.topic, partition: state.partition })
-        this.drop(state)
+        this.drop(state, true)
       } else state.leaseDeadline = deadline
     }
     const fresh = wanted.filter((w) => byKey.has(`${w.topicId}:${w.partition}`) && !this.partitions.has(keyOf(w.topic, w.partition)))
@@ -443,6 +457,9 @@ export class GroupMembership implements LocalGroupMember {
       const state = new PartitionState(claim.topic, pos.topicId, pos.partition, committed, pos.priorityPositions)
       state.highWatermark = pos.high
       state.leaseDeadline = deadline
+      const earlier = this.reacquired.get(state.key)
+      this.reacquired.delete(state.key)
+      if (earlier) state.succeed(earlier)
       const seek = this.pendingSeeks.get(state.key)
       if (seek !== undefined) {
         this.pendingSeeks.delete(state.key)

@@ -27,6 +27,11 @@ export class PartitionState {
   leaseDeadline = 0
   /** the batch last handed to the handler: its delivery order, and each priority's handed-out seq before it */
   private batch?: { before: bigint[]; order: ReadonlyArray<{ seq: bigint; priority: number }> }
+  /**
+   * This member's earlier state of the partition, when it took the partition again after its own lease lapsed (a
+   * handler slower than sessionTimeout): that handler may still commit a message the earlier state handed out.
+   */
+  private previous?: PartitionState
 
   constructor(
     readonly topic: string,
@@ -45,6 +50,15 @@ export class PartitionState {
 
   get key(): string {
     return `${this.topic}:${this.partition}`
+  }
+
+  /**
+   * Taken again by the member that held it as `earlier`. Only the last state that handed out a batch is kept: while
+   * a handler runs no other batch of the partition starts, so a state without one never had a handler to commit.
+   */
+  succeed(earlier: PartitionState): void {
+    this.previous = earlier.batch ? earlier : earlier.previous
+    if (this.previous) this.previous.previous = undefined
   }
 
   /** Records that rows were fetched, so the next fetch continues after them. */
@@ -103,10 +117,12 @@ export class PartitionState {
    * `lastOffset() + 1` covers the whole batch, and the `offset + 1` of a message covers what came before it).
    * Otherwise a priority whose handed-out position is below both `seq` and the highest seq handed out at any
    * priority had rows passed over by priority order: they never reached the handler, so the commit keeps that
-   * priority where it is (docs/decisions/005). Beyond everything handed out, an explicit commit skips ahead as on Kafka.
+   * priority where it is (docs/decisions/005). A commit past everything this state handed out but of a message the
+   * member's earlier state handed out (its lease lapsed and was taken again while the handler ran) is translated by
+   * that state. Beyond everything handed out, an explicit commit skips ahead as on Kafka.
    */
   explicitPositions(seq: bigint): bigint[] {
-    return this.handedOutThrough(seq) ?? this.outsideBatch(seq)
+    return this.handedOutThrough(seq) ?? (maxOf(this.handedOut) >= seq ? undefined : this.previous?.handledPositions(seq)) ?? this.outsideBatch(seq)
   }
 
   /**

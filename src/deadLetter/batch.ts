@@ -2,6 +2,10 @@
 // as it finishes it (KafkaJS's resolveOffset); when it throws, the first message it did not resolve is the failing
 // one. That message goes through the policy (retried in place, or moved to a retry or the dead-letter topic), and
 // the handler is called again with the rest of the batch from the failing message on, or from the one after it.
+// A run the handler returned from without resolving its last message is handled under eachBatchAutoResolve (KafkaJS
+// then resolves the batch's last offset) and not processed past the first unresolved one without it; the wrapper
+// cannot see which, so it resolves nothing for the handler and, from there on, lets no resolve through: the
+// auto-resolve covers the batch, or the messages from the first unresolved one on are fetched again.
 import type { Batch, EachBatchHandler, EachBatchPayload, KafkaMessage } from 'kafkajs'
 import { KafkaJSError } from '../kafkajs/errors.js'
 import type { Delivery, FailurePolicy } from './policy.js'
@@ -35,9 +39,13 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
   if (all.length === 0) return handler(p)
   let from = 0
   let failing: KafkaMessage | undefined // failed before and not yet got through
+  let gap = false // a run ended with a message the handler did not resolve
+  const resolve = (offset: string) => {
+    if (!gap) p.resolveOffset(offset)
+  }
   while (from < all.length) {
     if ((await policy.due(delivery(all[from]!))) === 'done') {
-      p.resolveOffset(all[from]!.offset) // moved already: not handled again
+      resolve(all[from]!.offset) // moved already: not handled again
       from++
       continue
     }
@@ -52,7 +60,7 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
     let resolved = from - 1
     const index = new Map(all.slice(from, end).map((m, i) => [m.offset, from + i]))
     const resolveOffset = (offset: string) => {
-      p.resolveOffset(offset)
+      resolve(offset)
       resolved = Math.max(resolved, index.get(offset) ?? resolved)
     }
     let error: Error
@@ -60,8 +68,7 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
       await handler({ ...p, batch: narrowed(p.batch, all.slice(from, end)), resolveOffset })
       if (failing) await policy.succeeded(delivery(failing))
       failing = undefined
-      // a handler that leaves resolving to KafkaJS (eachBatchAutoResolve) handled all of them
-      if (end < all.length) p.resolveOffset(all[end - 1]!.offset)
+      if (resolved < end - 1) gap = true
       from = end
       continue
     } catch (e) {
@@ -78,7 +85,7 @@ export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload
     failing = all[first]
     const outcome = await policy.failed(delivery(all[first]!), error)
     if (outcome === 'moved') {
-      p.resolveOffset(all[first]!.offset)
+      resolve(all[first]!.offset)
       failing = undefined
       from = first + 1
     } else {

@@ -61,6 +61,8 @@ export interface CheckConfig {
   fencedHandlers?: boolean
   /** offsets are gap-free per partition (pgQueue; Kafka's transaction markers take offsets) */
   denseOffsets?: boolean
+  /** topics whose events are not checked: deadLetter()'s retry topics (a hop is checked where it ends) */
+  unchecked?: string[]
 }
 
 export interface Counts {
@@ -96,7 +98,8 @@ const tpKey = (topic: string, partition: number) => `${topic}/${partition}`
 const MAX_PER_KIND = 20
 
 export function check(events: HistoryEvent[], config: CheckConfig): CheckResult {
-  const history = [...events].sort((a, b) => a.t - b.t)
+  const unchecked = new Set(config.unchecked ?? [])
+  const history = events.filter((e) => !('topic' in e) || !unchecked.has(e.topic)).sort((a, b) => a.t - b.t)
   const lossy = new Set(config.lossyTopics ?? [])
   const violations: Violation[] = []
   const perKind = new Map<ViolationKind, number>()

@@ -1,7 +1,8 @@
 // Fault injection at seeded random times: SIGKILL (respawned), SIGSTOP past the session timeout then SIGCONT,
 // pg_terminate_backend of one client connection, a restart of the private server, a connection cut right after a
 // request (lost answer), a slow network, a step of a worker's wall clock, a long transaction holding a partition's
-// write lock while the waiting clients' connections time out. Each fault is recorded before it happens.
+// write lock while the waiting clients' connections time out, every free connection slot of the server taken by
+// another role for a few seconds. Each fault is recorded before it happens.
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { quoteIdent } from '../../src/db/identifiers.js'
@@ -96,6 +97,8 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
     }
     case 'lock':
       return holdPartitionLock(t)
+    case 'connections':
+      return exhaustConnections(t)
     case 'clock': {
       // mostly group members (their liveness and commits must not follow the wall clock), now and then another
       const victims = fleet.live((s) => rng.chance(0.2) || s.spec.role === 'consumer' || s.spec.role === 'transform')
@@ -157,5 +160,45 @@ async function holdPartitionLock(t: FaultTargets): Promise<void> {
     // the server may be restarting: the lock went with it
   } finally {
     await client.end().catch(() => undefined)
+  }
+}
+
+const HOG_ROLE = 'torture_hog'
+const TOO_MANY = '53300'
+
+/**
+ * Another role (an application sharing the server, a connection leak) takes every free connection slot of the
+ * private server for 1-4 s: the clients' new connections are refused with "too many clients" (53300, retriable)
+ * and must recover by themselves once the slots are free again; their open connections go on.
+ */
+async function exhaustConnections(t: FaultTargets): Promise<void> {
+  const { rng, rec } = t
+  const admin = new pg.Client({ connectionString: t.adminUrl, connectionTimeoutMillis: 2000 })
+  admin.on('error', () => undefined)
+  const hogs: pg.Client[] = []
+  try {
+    await admin.connect()
+    await admin.query(`DO $$ BEGIN CREATE ROLE ${HOG_ROLE} LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
+    await admin.end()
+    const url = new URL(t.adminUrl!)
+    url.username = HOG_ROLE
+    const holdMs = rng.int(1000, 4000)
+    // in waves, until the server refuses: a superuser role, so the reserved slots go too
+    for (let full = false; !full && hogs.length < 400;) {
+      const wave = Array.from({ length: 20 }, () => new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 2000 }))
+      const outcomes = await Promise.allSettled(wave.map((c) => (c.on('error', () => undefined), c.connect().then(() => c))))
+      for (const o of outcomes) {
+        if (o.status === 'fulfilled') hogs.push(o.value)
+        else full ||= (o.reason as { code?: string }).code === TOO_MANY || /too many clients/.test(String(o.reason))
+      }
+      if (outcomes.every((o) => o.status === 'rejected')) full = true
+    }
+    rec.record({ k: 'fault', f: 'connections', target: 'postgres', detail: `${hogs.length} connections of ${HOG_ROLE} held ${holdMs} ms` })
+    await new Promise((resolve) => setTimeout(resolve, holdMs))
+  } catch {
+    // the server may be restarting: no fault this time
+  } finally {
+    await admin.end().catch(() => undefined)
+    await Promise.all(hogs.map((c) => c.end().catch(() => undefined)))
   }
 }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import type { FaultKind } from './history.js'
 import { CONSUMER_OPS, HANDLERS, PRODUCER_OPS, type ConsumerOp, type Handler, type ProducerOp, type Transport } from './spec.js'
 
-export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock', 'lock']
+export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock', 'lock', 'connections']
 
 export interface Mix {
   producerOps: ProducerOp[]
@@ -67,7 +67,7 @@ const list = <T extends string>(value: string | undefined, allowed: readonly T[]
   return items as T[]
 }
 
-export const USAGE = `npm run check:torture -- [--seconds N] [--seed S] [--processes P] [--faults kill,stop,terminate,restart,drop,delay,clock]
+export const USAGE = `npm run check:torture -- [--seconds N] [--seed S] [--processes P] [--faults ${FAULTS.join(',')}]
     [--transport pgqueue|kafka] [--ops ${PRODUCER_OPS.join(',')}] [--handlers ${HANDLERS.join(',')}]
     [--consumer-ops ${CONSUMER_OPS.join(',')}] [--no-eos] [--no-priorities] [--no-dead-letter] [--single-partition-txn] [--drain-seconds N] [--stuck-ms N]
     [--session-ms N] [--fault-every-ms N] [--database-url URL] [--dir DIR] [--report FILE]`
@@ -138,6 +138,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     report: values.report,
   }
   if (kafka && options.brokers!.length === 0) throw new Error('the Kafka run needs KAFKA_BROKERS')
-  if (options.databaseUrl && options.faults.includes('restart')) throw new Error('--faults restart needs the private server (no --database-url)')
+  for (const f of ['restart', 'connections'] as const)
+    if (options.databaseUrl && options.faults.includes(f)) throw new Error(`--faults ${f} needs the private server (no --database-url)`)
   return options
 }

@@ -19,7 +19,16 @@ import { startFaultProxy, type FaultProxy } from './proxy.js'
 import { createRng } from './rng.js'
 import { startPrivateServer, type PrivateServer } from './server.js'
 import { secondsToFirstViolation, type RunPhases } from './summary.js'
-import type { Connection, DeadLetterPlan, TopicPlan } from './spec.js'
+import {
+  COMMIT_STEPS,
+  type CommitStep,
+  type Connection,
+  type ProducerOp,
+  type ConsumerDraw,
+  type DeadLetterPlan,
+  type Handler,
+  type TopicPlan,
+} from './spec.js'
 import { DRAIN_FILE, kafkaFor } from './workers/common.js'
 
 export interface RunResult {
@@ -55,6 +64,14 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   const dlIn: TopicPlan = { name: name('dl-in'), partitions: 2, poison: true }
   const dlOut: TopicPlan = { name: name('dl-in-dlq'), partitions: 1 }
   const all = [...topics, ...(opts.eos ? [eosIn, eosOut] : []), ...(opts.deadLetter ? [dlIn, dlOut] : [])]
+  // the dead-letter group's mode and handler kind, drawn per run; its retry topics are created but not audited
+  // (their offsets are the wrapper's, and a hop is checked where it ends: on the dead-letter topic)
+  const dlPlan: Pick<DeadLetterPlan, 'mode' | 'around'> = {
+    mode: pgq && rng.chance(0.5) ? 'retry-topics' : 'blocking',
+    around: rng.chance(0.5) ? 'batch' : 'message',
+  }
+  const retryTopics: TopicPlan[] =
+    opts.deadLetter && dlPlan.mode === 'retry-topics' ? [1, 2].map((n) => ({ name: `${dlIn.name}.retry-${n}`, partitions: 2 })) : []
 
   let server: PrivateServer | undefined
   let proxy: FaultProxy | undefined
@@ -77,7 +94,12 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   }
   const bizTable = `${quoteIdent(schema)}.torture_business`
   log(`run ${runId}: seed ${opts.seed}, ${opts.transport}, ${opts.seconds} s, history in ${dir}`)
-  await setUp(opts, direct, all, bizTable)
+  const probe: TopicPlan = { name: name('probe'), partitions: 1 }
+  await setUp(opts, direct, [...all, ...retryTopics, probe], bizTable)
+  // sendWith at REPEATABLE READ / SERIALIZABLE is drawn only where the library takes it (issue 34 item 3)
+  const outboxRefused = pgq ? await refusedOutboxLevels(direct, probe.name) : []
+  if (outboxRefused.length > 0) log(`outbox: the library refuses ${outboxRefused.join(', ')}; not drawn`)
+  opts = { ...opts, producerOps: opts.producerOps.filter((op) => !outboxRefused.includes(op)) }
 
   const fleet = new Fleet(rec, opts.seed, viaProxy)
   const common = {
@@ -88,8 +110,9 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     schema,
     brokers: opts.brokers,
   }
-  const slots = planSlots(opts, rng, topics, { eosIn, eosOut, dlIn, dlOut }, name, bizTable, runId)
+  const slots = planSlots(opts, rng, topics, { eosIn, eosOut, dlIn, dlOut }, name, bizTable, runId, dlPlan)
   for (const s of slots) fleet.add({ ...common, ...s } as SlotSpec)
+  log(`plan: dead-letter ${dlPlan.mode} around ${dlPlan.around}; ${slots.map(describeSlot).filter(Boolean).join('; ')}`)
   const groups = new Map<string, Set<string>>()
   for (const s of slots) {
     if (s.role === 'consumer') groups.set(s.group, new Set([...(groups.get(s.group) ?? []), ...s.subscribe]))
@@ -138,6 +161,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     deadLetter: opts.deadLetter ? [{ input: dlIn.name, topic: dlOut.name }] : [],
     denseOffsets: pgq,
     fencedHandlers: pgq,
+    unchecked: retryTopics.map((t) => t.name),
   }
   const drainStarted = Date.now()
   const drainUntil = drainStarted + opts.drainSeconds * 1000
@@ -184,6 +208,9 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   }
   const maint = history.filter((e) => e.k === 'stat' && e.name === 'maintenance.runs').reduce((n, e) => n + (e.k === 'stat' ? e.n : 0), 0)
   if (maint > 0) operations['maintenance runs'] = maint
+  // the coverage table: how many members exercised each drawn option (summary's coverage section)
+  for (const e of history)
+    if (e.k === 'stat' && e.name.startsWith('cover.')) operations[`cover ${e.name.slice(6)}`] = (operations[`cover ${e.name.slice(6)}`] ?? 0) + 1
   const steps = history.filter((e) => e.k === 'stat' && e.name === 'clock.offset').length
   if (steps > 0) operations['clock steps seen by workers'] = steps
   const result = check(history, checkConfig)
@@ -207,8 +234,45 @@ function progressLine(dir: string, fleet: Fleet, injected: Map<string, number>, 
   return `${elapsed.toFixed(0)}/${seconds} s: faults ${faults}; ${fleet.live().length}/${fleet.slots.length} workers up, ${respawns} respawns; history ${(bytes / 2 ** 20).toFixed(1)} MiB`
 }
 
+/** A consumer slot's drawn options, for the run's log line. */
+function describeSlot(s: SlotPlan): string {
+  if (s.role !== 'consumer') return ''
+  const d = s.draw
+  const flags = [
+    `autoCommit ${d.autoCommit ? 'on' : 'off'}`,
+    ...(s.handler.startsWith('batch') ? [`autoResolve ${d.autoResolve ? 'on' : 'off'}`] : []),
+    ...(d.steps.length > 0 ? [d.steps.join('>')] : []),
+    ...(d.slow ? ['slow'] : []),
+    ...(d.midBatch ? ['mid-batch'] : []),
+    ...(s.concurrency > 1 ? [`concurrency ${s.concurrency}`] : []),
+  ]
+  return `${s.id} (${s.group}) ${s.handler}: ${flags.join(', ')}`
+}
+
+/**
+ * One member's options that change what is committed, each drawn on its own (so runs see them alone and combined);
+ * the handler kind keeps what it names: manual commits, a partial batch.
+ */
+function drawConsumer(rng: ReturnType<typeof createRng>, handler: Handler, slowAllowed: boolean): ConsumerDraw {
+  const batch = handler.startsWith('batch')
+  const steps = batch
+    ? rng.shuffle([...COMMIT_STEPS]).slice(0, rng.int(handler === 'batch-partial' ? 1 : 0, COMMIT_STEPS.length))
+    : handler === 'message-manual'
+      ? (['commitOffsets'] as CommitStep[])
+      : []
+  return {
+    autoCommit: handler === 'message-manual' ? rng.chance(0.3) : rng.chance(0.8),
+    // a partial batch under auto-resolve would claim the rest handled: the application's loss, not the library's
+    autoResolve: handler === 'batch',
+    steps,
+    partial: handler === 'batch-partial',
+    slow: slowAllowed && rng.chance(0.5),
+    midBatch: rng.chance(0.5),
+  }
+}
+
 /** Producers, a transformer, consumers of two groups with different subscriptions and handlers, maintenance. */
-function planSlots(
+export function planSlots(
   opts: Options,
   rng: ReturnType<typeof createRng>,
   topics: TopicPlan[],
@@ -216,6 +280,7 @@ function planSlots(
   name: (s: string) => string,
   bizTable: string,
   runId: string,
+  dlPlan: Pick<DeadLetterPlan, 'mode' | 'around'>,
 ): SlotPlan[] {
   const slots: SlotPlan[] = []
   const nProducers = opts.processes >= 6 ? 2 : 1
@@ -244,6 +309,7 @@ function planSlots(
   const g1Subscriptions = [[a, b, ...(cap ? [cap] : [])], [a, b], [b]]
   // distinct handlers as far as there are consumers (independent picks left the CI seed without any eachBatch)
   const handlers = rng.shuffle(opts.handlers)
+  const slowAllowed = opts.consumerOps.length > 0
   // with priorities a seek back to an offset the member processed passes lower-priority messages it was not given
   // yet: the position moves past them, as Kafka's seek does, so they are skipped by design, not lost
   const consumerOps = opts.priorities ? opts.consumerOps.filter((op) => op !== 'seek') : opts.consumerOps
@@ -258,24 +324,56 @@ function planSlots(
       handler: handlers[i % handlers.length],
       ops: consumerOps,
       concurrency: rng.int(1, 3),
+      draw: drawConsumer(rng, handlers[i % handlers.length], slowAllowed),
     })
   }
   // two dead-letter members, so a stalled or killed one has a successor; no seeks: a replay dead-letters again
-  const deadLetter: DeadLetterPlan = { topic: dlOut.name, maxAttempts: 3 }
+  const deadLetter: DeadLetterPlan = { topic: dlOut.name, maxAttempts: 3, ...dlPlan }
   for (let i = 0; opts.deadLetter && i < 2; i++) {
+    const handler = deadLetter.around === 'batch' ? (rng.chance(0.5) ? 'batch-partial' : 'batch') : 'message'
     slots.push({
       role: 'consumer',
       id: `d${i}`,
       group: name('gdl'),
       subscribe: [dlIn.name],
-      handler: 'message',
+      handler,
       deadLetter,
       ops: opts.consumerOps.filter((op) => op !== 'seek'),
       concurrency: rng.int(1, 2),
+      draw: { ...drawConsumer(rng, handler, slowAllowed), steps: ['resolve'], midBatch: false },
     })
   }
   if (opts.maintenance) slots.push({ role: 'maintenance', id: 'm0' })
   return slots
+}
+
+/** The outbox ops whose isolation level sendWith refuses: tried once in a transaction that is rolled back. */
+async function refusedOutboxLevels(conn: Connection, topic: string): Promise<ProducerOp[]> {
+  const { Kafka } = await import('../../src/kafka.js')
+  const producer = new Kafka({ logLevel: logLevel.NOTHING, pgqueue: { connectionString: conn.pgUrl, schema: conn.schema, enabled: true } }).producer()
+  await producer.connect()
+  const client = new pg.Client({ connectionString: conn.pgUrl })
+  await client.connect()
+  const refused: ProducerOp[] = []
+  try {
+    for (const [op, level] of [
+      ['outbox-rr', 'REPEATABLE READ'],
+      ['outbox-ser', 'SERIALIZABLE'],
+    ] as const) {
+      await client.query(`BEGIN ISOLATION LEVEL ${level}`)
+      try {
+        await producer.sendWith(client, { topic, messages: [{ value: 'probe' }] })
+      } catch {
+        refused.push(op)
+      } finally {
+        await client.query('ROLLBACK')
+      }
+    }
+  } finally {
+    await client.end()
+    await producer.disconnect()
+  }
+  return refused
 }
 
 async function setUp(opts: Options, conn: Connection, topics: TopicPlan[], bizTable: string) {

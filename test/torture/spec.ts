@@ -29,6 +29,33 @@ export interface TopicPlan {
 export interface DeadLetterPlan {
   topic: string
   maxAttempts: number
+  /** drawn per run for the group: in place, or through retry topics (the members subscribe to those too) */
+  mode: 'blocking' | 'retry-topics'
+  /** the wrapper around eachMessage or eachBatch */
+  around: 'message' | 'batch'
+}
+
+/** What a handler calls after processing a message of its batch, in this order (eachBatch). */
+export const COMMIT_STEPS = ['resolve', 'ifNecessary', 'ifNecessaryOffsets', 'commitOffsets'] as const
+export type CommitStep = (typeof COMMIT_STEPS)[number]
+
+/**
+ * The options of one member that change what is committed, drawn at random alone and combined (orchestrator
+ * planSlots): the checker covers the API, not one path through it. Each one exercised is recorded as a
+ * `cover.<name>` stat, and the run's report lists them (its coverage table).
+ */
+export interface ConsumerDraw {
+  autoCommit: boolean
+  /** eachBatch: eachBatchAutoResolve */
+  autoResolve: boolean
+  /** eachBatch: after each message processed; eachMessage: commitOffsets when it is listed */
+  steps: CommitStep[]
+  /** eachBatch: handles a random prefix of the batch and returns (the rest must come again) */
+  partial: boolean
+  /** now and then a handler slower than sessionTimeout, then heartbeat(), then the commit steps */
+  slow: boolean
+  /** pause (resumed a little later) or a seek back, from inside the handler, mid-batch */
+  midBatch: boolean
 }
 
 export interface Connection {
@@ -66,7 +93,8 @@ export interface ConsumerSpec extends Common {
   handler: Handler
   ops: ConsumerOp[]
   concurrency: number
-  /** eachMessage through deadLetter(): poison messages fail until they are moved to the dead-letter topic */
+  draw: ConsumerDraw
+  /** the handler through deadLetter(): poison messages fail until they are moved to the dead-letter topic */
   deadLetter?: DeadLetterPlan
 }
 

@@ -38,7 +38,11 @@ export function summarize(
     row('deliveries per second', rate(counts.deliveries)),
     'operations',
   ]
-  for (const [k, n] of Object.entries(operations).sort()) lines.push(row(k, n))
+  const ops = Object.entries(operations).sort()
+  for (const [k, n] of ops) if (!k.startsWith('cover ')) lines.push(row(k, n))
+  // each option that changes what is committed, as drawn and exercised (members; docs/guarantees.md's table)
+  lines.push('coverage (members that exercised it)')
+  for (const [k, n] of ops) if (k.startsWith('cover ')) lines.push(`  ${k.slice(6).padEnd(60)} ${String(n).padStart(4)}`)
   lines.push('faults injected')
   const faults = Object.entries(counts.faults)
   if (faults.length === 0) lines.push(row('(none)', 0))

@@ -1,25 +1,37 @@
-// A consumer process of one group: eachMessage (auto or manual commits) or eachBatch (auto-resolve, or partial
-// resolves with heartbeat and commitOffsetsIfNecessary), and at random times pause/resume, a seek back to an
-// offset it processed, stop/run, or leaving and joining again as a new member. Every handler entry and exit, every
-// delivery, resolve and commit goes to the history. A dead-letter member wraps its handler with the public
-// deadLetter API: poison messages fail every attempt and end on the dead-letter topic, the others are handled.
-import type { Consumer, EachBatchPayload, EachMessageHandler, EachMessagePayload, KafkaMessage } from 'kafkajs'
+// A consumer process of one group: eachMessage or eachBatch with the options its spec drew (autoCommit,
+// eachBatchAutoResolve, resolveOffset / commitOffsetsIfNecessary / commitOffsets in a drawn order, a partial batch,
+// handlers slower than the session, pause / seek from inside a handler), and at random times pause/resume, a seek
+// back to an offset it processed, stop/run, or leaving and joining again as a new member. Every handler entry and
+// exit, every delivery, resolve and commit goes to the history. A dead-letter member wraps its handler (eachMessage
+// or eachBatch, in place or through retry topics) with the public deadLetter API: poison messages fail every
+// attempt and end on the dead-letter topic, the others are handled.
+import type { Consumer, EachBatchHandler, EachBatchPayload, EachMessageHandler, EachMessagePayload, KafkaMessage } from 'kafkajs'
 import { deadLetter } from '../../../src/deadLetter/index.js'
 import { isPoison } from '../history.js'
-import type { ConsumerSpec } from '../spec.js'
+import type { CommitStep, ConsumerSpec } from '../spec.js'
 import { groupMember, sleep, startWorker } from './common.js'
 
 const w = startWorker<ConsumerSpec>()
 const { spec, rng, rec } = w
 const g = spec.group
+const draw = spec.draw
 const dl = spec.deadLetter
   ? deadLetter(w.kafka, {
       groupId: g,
       topic: spec.deadLetter.topic,
       maxAttempts: spec.deadLetter.maxAttempts,
       backoff: { initialMs: 50, maxMs: 200 },
+      mode: spec.deadLetter.mode,
     })
   : undefined
+const subscribed = [...spec.subscribe, ...(dl && spec.deadLetter!.mode === 'retry-topics' ? spec.subscribe.flatMap((t) => dl.retryTopics(t)) : [])]
+const covered = new Set<string>()
+/** the coverage table: each option or path the first time this member exercises it */
+function cover(name: string) {
+  if (covered.has(name)) return
+  covered.add(name)
+  rec.record({ k: 'stat', name: `cover.${name}`, n: 1 })
+}
 let handlerId = 0
 let consumer: Consumer
 /** the last offset this member processed per partition (seek targets) */
@@ -40,27 +52,58 @@ function processed(topic: string, partition: number, offset: string) {
   processedAt.set(`${topic}/${partition}`, BigInt(offset))
 }
 
-async function eachMessage({ topic, partition, message }: EachMessagePayload) {
+/** Now and then slower than the session (the lease lapses), then a heartbeat: the member may take its partition again. */
+async function maybeSlow(heartbeat: () => Promise<void>) {
+  if (!draw.slow || !rng.chance(0.03)) return
+  cover('handler slower than sessionTimeout')
+  await sleep(Math.round(spec.sessionTimeoutMs * (1.2 + 0.5 * rng.next())))
+  await w.track('heartbeat', () => heartbeat()).catch(() => undefined)
+}
+
+/** From inside a handler: pause the partition (resumed a little later) or seek back to an offset processed. */
+function maybeMidBatch(topic: string, partition: number, pause: () => () => void) {
+  if (!draw.midBatch || !rng.chance(0.02)) return
+  if (spec.ops.includes('seek') && rng.chance(0.5)) {
+    const last = processedAt.get(`${topic}/${partition}`)
+    if (last === undefined) return
+    const back = last - BigInt(rng.int(0, 5))
+    const offset = (back < 0n ? 0n : back).toString()
+    cover('seek mid-batch')
+    consumer.seek({ topic, partition, offset })
+    rec.record({ k: 'seek', g, topic, partition, offset })
+    return
+  }
+  cover('pause/resume mid-batch')
+  const resume = pause()
+  setTimeout(() => resume(), rng.int(50, 800))
+}
+
+const nextOffset = (offset: string) => (BigInt(offset) + 1n).toString()
+
+async function eachMessage({ topic, partition, message, heartbeat, pause }: EachMessagePayload) {
   const h = handlerId++
   rec.record({ k: 'he', g, topic, partition, h })
   try {
     delivered(topic, partition, message)
     await work()
+    await maybeSlow(heartbeat)
     processed(topic, partition, message.offset)
-    if (spec.handler === 'message-manual') {
-      const offset = (BigInt(message.offset) + 1n).toString()
+    if (draw.steps.includes('commitOffsets')) {
+      cover(`eachMessage commitOffsets (autoCommit ${draw.autoCommit ? 'on' : 'off'})`)
       // what is stored is checked through the COMMIT_OFFSETS event and the poll: a commit may be clamped
-      await w.track('commitOffsets', () => consumer.commitOffsets([{ topic, partition, offset }]))
+      await w.track('commitOffsets', () => consumer.commitOffsets([{ topic, partition, offset: nextOffset(message.offset) }]))
     }
+    maybeMidBatch(topic, partition, pause)
   } finally {
     rec.record({ k: 'hl', h })
   }
 }
 
 /** The application's handler under deadLetter(): a poison message throws on every attempt. */
-const deadLettering: EachMessageHandler | undefined = dl?.eachMessage(async ({ topic, partition, message }) => {
+const deadLettering: EachMessageHandler | undefined = dl?.eachMessage(async ({ topic, partition, message, heartbeat }) => {
   if (isPoison(String(message.value))) throw new Error(`poison message ${String(message.value)}`)
   await work()
+  await maybeSlow(heartbeat)
   processed(topic, partition, message.offset)
 })
 
@@ -77,23 +120,69 @@ async function eachDeadLettered(payload: EachMessagePayload) {
   }
 }
 
-async function eachBatch({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }: EachBatchPayload) {
+/** The batch handler under deadLetter(): resolves what it handled; a poison message throws (the first unresolved). */
+const deadLetteringBatch: EachBatchHandler | undefined = dl?.eachBatch(async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+  const { topic, partition } = batch
+  const take = draw.partial ? rng.int(1, batch.messages.length) : batch.messages.length
+  for (const message of batch.messages.slice(0, take)) {
+    // only a handler whose batch is not auto-resolved may stop early: under auto-resolve returning means all handled
+    if (draw.partial && (!isRunning() || isStale())) break
+    delivered(topic, partition, message)
+    if (isPoison(String(message.value))) throw new Error(`poison message ${String(message.value)}`)
+    await work()
+    await maybeSlow(heartbeat)
+    processed(topic, partition, message.offset)
+    resolveOffset(message.offset)
+  }
+  if (take < batch.messages.length) cover(`deadLetter eachBatch partial (autoResolve ${draw.autoResolve ? 'on' : 'off'})`)
+})
+
+async function eachDeadLetteredBatch(payload: EachBatchPayload) {
+  const { topic, partition } = payload.batch
+  const h = handlerId++
+  rec.record({ k: 'he', g, topic, partition, h })
+  try {
+    await deadLetteringBatch!(payload)
+  } finally {
+    rec.record({ k: 'hl', h })
+  }
+}
+
+async function commitStep(step: CommitStep, p: EachBatchPayload, message: KafkaMessage) {
+  const { topic, partition } = p.batch
+  const offsets = { topics: [{ topic, partitions: [{ partition, offset: nextOffset(message.offset) }] }] }
+  switch (step) {
+    case 'resolve':
+      return p.resolveOffset(message.offset)
+    case 'ifNecessary':
+      return w.track('commitOffsetsIfNecessary', () => p.commitOffsetsIfNecessary())
+    case 'ifNecessaryOffsets':
+      return w.track('commitOffsetsIfNecessary(offsets)', () => p.commitOffsetsIfNecessary(offsets))
+    case 'commitOffsets':
+      return w.track('commitOffsets', () => consumer.commitOffsets(offsets.topics.map((t) => ({ topic, ...t.partitions[0] }))))
+  }
+}
+
+async function eachBatch(p: EachBatchPayload) {
+  const { batch, heartbeat, isRunning, isStale, pause } = p
   const { topic, partition } = batch
   const h = handlerId++
   rec.record({ k: 'he', g, topic, partition, h })
   try {
-    const partial = spec.handler === 'batch-partial'
-    // a partial handler resolves a prefix and returns: the rest must come again
-    const take = partial ? rng.int(1, batch.messages.length) : batch.messages.length
+    // a partial handler handles a prefix and returns: the rest must come again (unless auto-resolved)
+    const take = draw.partial ? rng.int(1, batch.messages.length) : batch.messages.length
     for (const message of batch.messages.slice(0, take)) {
-      if (partial && (!isRunning() || isStale())) break
+      if (draw.partial && (!isRunning() || isStale())) break
       delivered(topic, partition, message)
       await work()
+      await maybeSlow(heartbeat)
       processed(topic, partition, message.offset)
-      if (partial) resolveOffset(message.offset)
+      // the drawn order of resolveOffset / commitOffsetsIfNecessary / commitOffsets, now and then a step skipped
+      for (const step of draw.steps) if (rng.chance(0.7)) await commitStep(step, p, message)
       if (rng.chance(0.3)) await w.track('heartbeat', () => heartbeat())
-      if (partial && rng.chance(0.3)) await w.track('commitOffsetsIfNecessary', () => commitOffsetsIfNecessary())
+      maybeMidBatch(topic, partition, pause)
     }
+    if (take < batch.messages.length) cover(`eachBatch partial (autoResolve ${draw.autoResolve ? 'on' : 'off'})`)
   } finally {
     rec.record({ k: 'hl', h })
   }
@@ -111,19 +200,34 @@ function newConsumer(): Consumer {
 async function start() {
   consumer = newConsumer()
   await w.track('connect', () => consumer.connect())
-  for (const topic of spec.subscribe) await w.track('subscribe', () => consumer.subscribe({ topic, fromBeginning: true }))
-  rec.record({ k: 'sub', g, topics: spec.subscribe })
+  for (const topic of subscribed) await w.track('subscribe', () => consumer.subscribe({ topic, fromBeginning: true }))
+  rec.record({ k: 'sub', g, topics: subscribed })
   await run()
 }
 
-const run = () =>
-  w.track('run', () =>
+function announce() {
+  cover(`autoCommit ${draw.autoCommit ? 'on' : 'off'}`)
+  if (spec.concurrency > 1) cover('partitionsConsumedConcurrently > 1')
+  if (spec.deadLetter) cover(`deadLetter ${spec.deadLetter.mode} around each${spec.deadLetter.around === 'batch' ? 'Batch' : 'Message'}`)
+  if (spec.handler.startsWith('batch')) {
+    cover(`eachBatchAutoResolve ${draw.autoResolve ? 'on' : 'off'}`)
+    if (!spec.deadLetter && draw.steps.length > 0) cover(`eachBatch steps ${draw.steps.join(' > ')}`)
+  }
+}
+
+const run = () => {
+  announce()
+  const common = { autoCommit: draw.autoCommit, partitionsConsumedConcurrently: spec.concurrency }
+  return w.track('run', () =>
     dl
-      ? consumer.run({ partitionsConsumedConcurrently: spec.concurrency, eachMessage: eachDeadLettered })
+      ? spec.deadLetter!.around === 'batch'
+        ? consumer.run({ ...common, eachBatchAutoResolve: draw.autoResolve, eachBatch: eachDeadLetteredBatch })
+        : consumer.run({ ...common, eachMessage: eachDeadLettered })
       : spec.handler.startsWith('message')
-        ? consumer.run({ autoCommit: spec.handler !== 'message-manual', partitionsConsumedConcurrently: spec.concurrency, eachMessage })
-        : consumer.run({ eachBatchAutoResolve: spec.handler === 'batch', partitionsConsumedConcurrently: spec.concurrency, eachBatch }),
+        ? consumer.run({ ...common, eachMessage })
+        : consumer.run({ ...common, eachBatchAutoResolve: draw.autoResolve, eachBatch }),
   )
+}
 
 async function chaos() {
   const op = rng.pick(spec.ops)
@@ -165,7 +269,7 @@ async function main() {
   await start()
   w.ready()
   w.onDrain(() => {
-    for (const topic of spec.subscribe) consumer.resume([{ topic }])
+    for (const topic of subscribed) consumer.resume([{ topic }])
   })
   // dl.disconnect() ends a wait between attempts at once (the message stays uncommitted, for the next owner)
   w.onStop(() => Promise.all([consumer.disconnect(), dl?.disconnect()]).then(() => undefined))
@@ -175,7 +279,7 @@ async function main() {
     await chaos().catch((e) => w.recordError('chaos', e))
   }
   // a pause still running when the drain began is lifted here too
-  for (const topic of spec.subscribe) consumer.resume([{ topic }])
+  for (const topic of subscribed) consumer.resume([{ topic }])
 }
 
 main().catch((e) => {

@@ -97,6 +97,25 @@ describe('PartitionState', () => {
     // the committed point itself is known to it
     expect(fresh.handledPositions(47n)).toEqual(fresh.explicitPositions(47n))
   })
+
+  it('an explicit commit of a message the earlier state handed out is translated by that state, not as a skip ahead', () => {
+    const earlier = committedAt47()
+    earlier.startBatch(bandOrdered)
+    for (const d of bandOrdered.slice(0, 3)) earlier.handOut(d.seq, d.priority)
+    // the lease lapsed while the handler ran and was taken again: a fresh state, which knows only the committed seq
+    const fresh = committedAt47()
+    fresh.succeed(earlier)
+    expect(fresh.explicitPositions(51n)).toEqual(earlier.explicitPositions(51n))
+    expect(fresh.explicitPositions(51n)[5]).toBe(47n)
+    // still a skip ahead past everything either state handed out, as on Kafka
+    expect(fresh.explicitPositions(60n).every((p) => p === 60n)).toBe(true)
+    // a second lapse before the partition delivered again keeps the state that did hand the message out
+    const again = committedAt47()
+    again.succeed(fresh)
+    expect(again.explicitPositions(51n)[5]).toBe(47n)
+    // transactions stay fenced: only the state that handed the message out translates them
+    expect(fresh.handledPositions(51n)).toBeUndefined()
+  })
 })
 
 describe('batch decoding', () => {
