@@ -82,7 +82,7 @@ $fn$;
 
 -- One batch of compaction for one log partition: a key-map batch while rows above scanned_through exist, else one
 -- batch of a cleaning pass (started only when due: dirty ratio, max.compaction.lag.ms, or a kept tombstone's
--- delete.retention.ms running out). `more` says another call has work now; a non-compacted topic does nothing.
+-- delete.retention.ms having run out). `more` says another call has work now; a non-compacted topic does nothing.
 -- The compactable part ends at the lowest of: the anchor - 1, the key map's reach, the first row of the head, and
 -- the lowest committed offset of the registered (unexpired) groups, as aggressive retention reads it (a registered
 -- group with no offset, or STUCK_AHEAD, holds everything). No registered group: only the time rule applies.
@@ -105,7 +105,7 @@ DECLARE
     n bigint;
     last bigint;
     kept bigint;
-    due timestamptz;
+    tomb_at timestamptz;
     del_parts oid[];
     del_ctids tid[];
     gone_keys bytea[];
@@ -175,14 +175,14 @@ BEGIN
         END IF;
         IF NOT (dirty > 0 AND dirty::float8 / (st.clean_rows + dirty) >= cfg.dirty_ratio
                 OR COALESCE(dirty > 0 AND oldest < now() - cfg.max_lag_ms * interval '1 millisecond', false)
-                OR COALESCE(st.tombstone_due <= now() AND bound > 0, false)) THEN
+                OR COALESCE(st.oldest_tombstone_at < now() - cfg.delete_retention_ms * interval '1 millisecond' AND bound > 0, false)) THEN
             RETURN NEXT;
             RETURN;
         END IF;
         UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___compaction_state c
-        SET pass_cursor = 0, pass_bound = bound, pass_kept = 0, pass_tombstone_due = NULL
+        SET pass_cursor = 0, pass_bound = bound, pass_kept = 0, pass_oldest_tombstone_at = NULL
         WHERE c.topic_id = p_topic_id AND c.partition_id = p_partition;
-        st.pass_cursor := 0; st.pass_bound := bound; st.pass_kept := 0; st.pass_tombstone_due := NULL;
+        st.pass_cursor := 0; st.pass_bound := bound; st.pass_kept := 0; st.pass_oldest_tombstone_at := NULL;
     END IF;
 
     -- one batch of the pass: a row goes when the key map holds a later seq of its key, when it has no key, or when
@@ -200,11 +200,11 @@ BEGIN
           ON k.topic_id = p_topic_id AND k.partition_id = p_partition AND k.key_hash = r.key_hash
     )
     SELECT count(*), max(r.seq), count(*) FILTER (WHERE NOT r.drop_it),
-           min(r.enqueued_at + cfg.delete_retention_ms * interval '1 millisecond') FILTER (WHERE NOT r.drop_it AND r.flags & 1 <> 0),
+           min(r.enqueued_at) FILTER (WHERE NOT r.drop_it AND r.flags & 1 <> 0),
            array_agg(r.part) FILTER (WHERE r.drop_it), array_agg(r.row_ctid) FILTER (WHERE r.drop_it),
            array_agg(r.key_hash) FILTER (WHERE r.drop_it AND r.last_seq = r.seq),
            array_agg(r.seq) FILTER (WHERE r.drop_it AND r.last_seq = r.seq)
-      INTO n, last, kept, due, del_parts, del_ctids, gone_keys, gone_seqs
+      INTO n, last, kept, tomb_at, del_parts, del_ctids, gone_keys, gone_seqs
     FROM r;
     IF del_parts IS NOT NULL THEN
         deleted := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_delete_located(del_parts, del_ctids);
@@ -219,11 +219,11 @@ BEGIN
         -- the pass reached its bound: what it kept is the clean part the dirty ratio compares against
         UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___compaction_state c
         SET cleaned_through = st.pass_bound, clean_rows = st.pass_kept + kept, pass_cursor = NULL, pass_bound = NULL,
-            pass_kept = 0, tombstone_due = LEAST(st.pass_tombstone_due, due), pass_tombstone_due = NULL
+            pass_kept = 0, oldest_tombstone_at = LEAST(st.pass_oldest_tombstone_at, tomb_at), pass_oldest_tombstone_at = NULL
         WHERE c.topic_id = p_topic_id AND c.partition_id = p_partition;
     ELSE
         UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___compaction_state c
-        SET pass_cursor = last, pass_kept = st.pass_kept + kept, pass_tombstone_due = LEAST(st.pass_tombstone_due, due)
+        SET pass_cursor = last, pass_kept = st.pass_kept + kept, pass_oldest_tombstone_at = LEAST(st.pass_oldest_tombstone_at, tomb_at)
         WHERE c.topic_id = p_topic_id AND c.partition_id = p_partition;
         more := true;
     END IF;

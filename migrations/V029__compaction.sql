@@ -24,8 +24,9 @@ CREATE TABLE IF NOT EXISTS __PGQUEUE_PREFIX___compaction_state (
     pass_cursor bigint,
     pass_bound bigint,
     pass_kept bigint NOT NULL DEFAULT 0,
-    -- earliest time a kept tombstone's delete.retention.ms runs out: a pass is due then even without dirty rows
-    tombstone_due timestamptz,
-    pass_tombstone_due timestamptz,
+    -- the oldest tombstone a pass kept (its delete.retention.ms had not run out): a pass is due when it runs out,
+    -- even without dirty rows; kept as a time so a changed delete.retention.ms applies at once
+    oldest_tombstone_at timestamptz,
+    pass_oldest_tombstone_at timestamptz,
     PRIMARY KEY (topic_id, partition_id)
 );
