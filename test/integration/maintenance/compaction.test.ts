@@ -210,6 +210,35 @@ describe('compaction', () => {
     expect(compacted(await m.run(), topic)).toBe(2)
   })
 
+  it('transactions and the outbox: aborted records were never stored, committed ones follow the key rule', async () => {
+    const topic = await compactedTopic()
+    const tx = await m.producer({ transactionalId: uniqueName('tx'), idempotent: true, maxInFlightRequests: 1 })
+    const send = async (value: string, commit: boolean) => {
+      const t = await tx.transaction()
+      await t.send({ topic: topic.name, messages: [{ key: 'a', value, partition: 0 }] })
+      await (commit ? t.commit() : t.abort())
+    }
+    await send('1', true)
+    await send('2', false)
+    await send('3', true)
+    // the outbox: the record commits with the caller's own transaction
+    const plain = await m.producer()
+    const client = await m.db.pool.connect()
+    try {
+      await client.query('BEGIN')
+      await plain.sendWith(client, { topic: topic.name, messages: [{ key: 'b', value: 'outbox', partition: 0 }] })
+      await client.query('COMMIT')
+    } finally {
+      client.release()
+    }
+    await plain.send({ topic: topic.name, messages: [{ key: 'b', value: 'later', partition: 0 }] })
+    await m.run()
+    expect((await stored(topic.id)).map((r) => [r.key, r.value])).toEqual([
+      ['a', '3'],
+      ['b', 'later'],
+    ])
+  })
+
   it('the pg_cron procedure compacts with the same functions', async () => {
     const topic = await compactedTopic([], 2)
     const producer = await m.producer()
