@@ -104,7 +104,9 @@ async function main() {
     )
     await pool.query(`VACUUM ANALYZE ${t.message}`)
     const before = await snapshot(pool, id)
-    console.log(`filled ${before.rows} rows over ${keys} keys, ${partitions} partition(s) in ${(ms(start) / 1000).toFixed(1)} s: ${mib(before.bytes)}`)
+    console.log(
+      `filled ${before.rows} rows over ${keys} keys, ${partitions} partition(s) in ${(ms(start) / 1000).toFixed(1)} s: ${mib(before.bytes)}`,
+    )
 
     // the producer: one keyed record per send, back to back, as a live service updating its state
     let sent = 0

@@ -62,7 +62,13 @@ describe('compacted topics', () => {
       for (let round = 0; round < 5; round++) {
         await producer.send({ topic, messages: keys.map((key) => ({ key, value: `r${round}-${key}` })) })
       }
-      await producer.send({ topic, messages: [{ key: 'k0', value: null }, { key: 'k1', value: null }] })
+      await producer.send({
+        topic,
+        messages: [
+          { key: 'k0', value: null },
+          { key: 'k1', value: null },
+        ],
+      })
       const expected = new Map(keys.slice(2).map((k) => [k, `r4-${k}`]))
 
       let filler = 0

@@ -10,7 +10,8 @@ const POLICIES = new Set(['delete', 'compact'])
 function long(name: string, value: string, min: bigint): bigint {
   const v = value.trim()
   const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined
-  if (n === undefined || n < min || n > INT8_MAX) throw invalidConfig(`${name} must be an integer from ${min} to ${INT8_MAX}, got ${JSON.stringify(value)}`)
+  if (n === undefined || n < min || n > INT8_MAX)
+    throw invalidConfig(`${name} must be an integer from ${min} to ${INT8_MAX}, got ${JSON.stringify(value)}`)
   return n
 }
 

@@ -44,7 +44,12 @@ async function produceRounds(topic: string, rounds: number, keys: number, priori
   const producer = await m.producer()
   const latest = new Map<string, string>()
   for (let r = 0; r < rounds; r++) {
-    const msgs = Array.from({ length: keys }, (_, k) => ({ key: `k${k}`, value: `r${r}-k${k}`, partition: 0, ...(priority ? { priority: priority(r) } : {}) }))
+    const msgs = Array.from({ length: keys }, (_, k) => ({
+      key: `k${k}`,
+      value: `r${r}-k${k}`,
+      partition: 0,
+      ...(priority ? { priority: priority(r) } : {}),
+    }))
     const [meta] = await producer.send({ topic, messages: msgs })
     msgs.forEach((msg, i) => latest.set(msg.key, (BigInt(meta!.baseOffset!) + BigInt(i)).toString()))
   }
@@ -101,8 +106,20 @@ describe('compaction', () => {
   it('a tombstone deletes its key after delete.retention.ms, not before; the anchor stays', async () => {
     const topic = await compactedTopic()
     const producer = await m.producer()
-    await producer.send({ topic: topic.name, messages: [{ key: 'a', value: '1', partition: 0 }, { key: 'b', value: '1', partition: 0 }] })
-    await producer.send({ topic: topic.name, messages: [{ key: 'a', value: null, partition: 0 }, { key: 'c', value: '1', partition: 0 }] })
+    await producer.send({
+      topic: topic.name,
+      messages: [
+        { key: 'a', value: '1', partition: 0 },
+        { key: 'b', value: '1', partition: 0 },
+      ],
+    })
+    await producer.send({
+      topic: topic.name,
+      messages: [
+        { key: 'a', value: null, partition: 0 },
+        { key: 'c', value: '1', partition: 0 },
+      ],
+    })
 
     await m.run()
     // default delete.retention.ms (1 day): the tombstone stays, the value it deletes goes
@@ -139,9 +156,9 @@ describe('compaction', () => {
       ['b', '1'],
       ['c', null],
     ])
-    const [{ offset: next }] = await producer.send({ topic: topic.name, messages: [{ key: 'd', value: '1', partition: 0 }] }).then((r) => [
-      { offset: r[0]!.baseOffset! },
-    ])
+    const [{ offset: next }] = await producer
+      .send({ topic: topic.name, messages: [{ key: 'd', value: '1', partition: 0 }] })
+      .then((r) => [{ offset: r[0]!.baseOffset! }])
     expect(next).toBe('5')
   })
 
@@ -243,10 +260,18 @@ describe('compaction', () => {
     const topic = await compactedTopic([], 2)
     const producer = await m.producer()
     for (let r = 0; r < 3; r++) {
-      await producer.send({ topic: topic.name, messages: ['x', 'y', 'z'].flatMap((k) => [0, 1].map((p) => ({ key: k, value: `${r}`, partition: p }))) })
+      await producer.send({
+        topic: topic.name,
+        messages: ['x', 'y', 'z'].flatMap((k) => [0, 1].map((p) => ({ key: k, value: `${r}`, partition: p }))),
+      })
     }
     await m.sql(`CALL ${m.fn('run_maintenance')}()`)
-    for (const p of [0, 1]) expect((await stored(topic.id, p)).map((r) => [r.key, r.value])).toEqual([['x', '2'], ['y', '2'], ['z', '2']])
+    for (const p of [0, 1])
+      expect((await stored(topic.id, p)).map((r) => [r.key, r.value])).toEqual([
+        ['x', '2'],
+        ['y', '2'],
+        ['z', '2'],
+      ])
   })
 })
 
@@ -299,9 +324,7 @@ describe('producing to a compacted topic', () => {
   it('refuses a keyless record with INVALID_RECORD and writes nothing of the send', async () => {
     const topic = await compactedTopic()
     const producer = await m.producer()
-    const err = await producer
-      .send({ topic: topic.name, messages: [{ key: 'k', value: 'v' }, { value: 'no key' }] })
-      .catch((e: unknown) => e)
+    const err = await producer.send({ topic: topic.name, messages: [{ key: 'k', value: 'v' }, { value: 'no key' }] }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(KafkaJSProtocolError)
     expect(err).toMatchObject({ type: 'INVALID_RECORD', code: 87, retriable: false })
     expect(await stored(topic.id)).toEqual([])
