@@ -38,8 +38,8 @@ AS $fn$
     ORDER BY t.id, p.partition_id
 $fn$;
 
--- The first p_limit rows of one partition's log with p_after < seq < p_below, in seq order, with what compaction
--- needs: one index range per priority, as maintenance_log_head. The key is the bytes a consumer sees.
+-- The first p_limit rows of one partition's log with p_after < seq < p_below (maintenance_log_head), with the key
+-- as compaction compares it: the SHA-256 of the bytes a consumer sees as the key, NULL for a keyless row.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_compaction_rows(
     p_topic_id bigint, p_partition int, p_after bigint, p_below bigint, p_limit int)
 RETURNS TABLE (part oid, row_ctid tid, seq bigint, enqueued_at timestamptz, flags smallint, key_hash bytea)
@@ -47,18 +47,9 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 SET jit = off
 AS $fn$
-    SELECT x.tableoid, x.ctid, x.enqueue_seq, x.enqueued_at, x.kafka_flags,
-           CASE WHEN x.kafka_flags & 2 = 0 THEN sha256(COALESCE(x.message_key, convert_to(x.routing_key, 'UTF8'))) END
-    FROM generate_series(0, __MAX_PRIORITY__) AS pr(priority)
-    CROSS JOIN LATERAL (
-        SELECT m.tableoid, m.ctid, m.enqueue_seq, m.enqueued_at, m.kafka_flags, m.message_key, m.routing_key
-        FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
-        WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition AND m.priority = pr.priority
-          AND m.enqueue_seq > p_after AND m.enqueue_seq < p_below
-        ORDER BY m.enqueue_seq LIMIT p_limit
-    ) x
-    ORDER BY x.enqueue_seq
-    LIMIT p_limit
+    SELECT h.part, h.row_ctid, h.seq, h.enqueued_at, h.flags,
+           CASE WHEN h.flags & 2 = 0 THEN sha256(COALESCE(h.message_key, convert_to(h.routing_key, 'UTF8'))) END
+    FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_log_head(p_topic_id, p_partition, p_after, p_below, p_limit) h
 $fn$;
 
 -- Smallest seq above p_after whose row is younger than p_cutoff (NULL when none): every row below it, and only

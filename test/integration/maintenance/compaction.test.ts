@@ -29,6 +29,9 @@ async function compactedTopic(extra: Entry[] = [], partitions = 1): Promise<{ id
   return { id: row!.id, name }
 }
 
+/** Kafka's (non-incremental) AlterConfigs of one topic: the entries given replace its whole configuration. */
+const alter = (name: string, configEntries: Entry[]) => admin.alterConfigs({ validateOnly: false, resources: [{ type: 2, name, configEntries }] })
+
 /** key -> offset of what is stored, with the value (null for a tombstone) */
 async function stored(topicId: string, partition = 0) {
   return m.sql<{ offset: string; key: string; value: string | null }>(
@@ -129,19 +132,10 @@ describe('compaction', () => {
       ['c', '1'],
     ])
 
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [
-        {
-          type: 2,
-          name: topic.name,
-          configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
-            { name: 'delete.retention.ms', value: '0' },
-          ],
-        },
-      ],
-    })
+    await alter(topic.name, [
+      { name: 'cleanup.policy', value: 'compact' },
+      { name: 'delete.retention.ms', value: '0' },
+    ])
     const report = await m.run()
     expect(report.compaction.tombstones).toBe(1)
     expect((await stored(topic.id)).map((r) => [r.key, r.value])).toEqual([
@@ -210,20 +204,11 @@ describe('compaction', () => {
     expect(compacted(await m.run(), topic)).toBe(30) // all dirty: ratio 1
     await produceRounds(topic.name, 1, 2) // 2 dirty of 12
     expect(compacted(await m.run(), topic)).toBe(0)
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [
-        {
-          type: 2,
-          name: topic.name,
-          configEntries: [
-            { name: 'cleanup.policy', value: 'compact' },
-            { name: 'min.cleanable.dirty.ratio', value: '0.9' },
-            { name: 'max.compaction.lag.ms', value: '1' },
-          ],
-        },
-      ],
-    })
+    await alter(topic.name, [
+      { name: 'cleanup.policy', value: 'compact' },
+      { name: 'min.cleanable.dirty.ratio', value: '0.9' },
+      { name: 'max.compaction.lag.ms', value: '1' },
+    ])
     expect(compacted(await m.run(), topic)).toBe(2)
   })
 
