@@ -97,6 +97,28 @@ export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka
   })
 }
 
+/**
+ * One maintenance pass where the backend needs one: pgqueue compacts (and applies retention) in its maintenance run,
+ * which its in-app scheduler starts at most once a minute; Kafka's log cleaner runs by itself (the harness broker
+ * checks every log.cleaner.backoff.ms). Tests that wait for compaction call this in their poll loop.
+ */
+export async function maintenancePass(): Promise<void> {
+  if (backendName === 'kafka') return
+  const [{ runMaintenance }, { tablesFor }, { resolveConfig }, pg] = await Promise.all([
+    import('../src/maintenance/run.js'),
+    import('../src/db/tables.js'),
+    import('../src/config/resolve.js'),
+    import('pg'),
+  ])
+  const pool = new pg.default.Pool({ connectionString: inject('pgUrl'), max: 1 })
+  try {
+    const maintenance = resolveConfig({ connectionString: inject('pgUrl'), schema: fileSchema() }).maintenance
+    await runMaintenance({ pool, tables: tablesFor(fileSchema(), 'metadata_queue'), maintenance }, { vacuum: false })
+  } finally {
+    await pool.end()
+  }
+}
+
 let schemaOfThisFile: string | undefined
 
 /**

@@ -29,17 +29,21 @@ $fn$;
 
 -- The first p_limit rows of one partition's log with p_after < seq < p_below, in seq order: one index range per
 -- priority that starts at p_after, so rows already deleted by earlier batches of a run are never walked again.
-CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_log_head(
+-- flags and the key columns serve compaction (R__maintenance_6_compaction.sql); they were added later, and CREATE OR
+-- REPLACE cannot change a function's result type.
+DROP FUNCTION IF EXISTS __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_log_head(bigint, int, bigint, bigint, int);
+CREATE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_log_head(
     p_topic_id bigint, p_partition int, p_after bigint, p_below bigint, p_limit int)
-RETURNS TABLE (part oid, row_ctid tid, seq bigint, enqueued_at timestamptz, bytes bigint)
+RETURNS TABLE (part oid, row_ctid tid, seq bigint, enqueued_at timestamptz, bytes bigint, flags smallint,
+               routing_key text, message_key bytea)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 SET jit = off
 AS $fn$
-    SELECT x.tableoid, x.ctid, x.enqueue_seq, x.enqueued_at, x.payload_bytes
+    SELECT x.tableoid, x.ctid, x.enqueue_seq, x.enqueued_at, x.payload_bytes, x.kafka_flags, x.routing_key, x.message_key
     FROM generate_series(0, __MAX_PRIORITY__) AS pr(priority)
     CROSS JOIN LATERAL (
-        SELECT m.tableoid, m.ctid, m.enqueue_seq, m.enqueued_at, m.payload_bytes
+        SELECT m.tableoid, m.ctid, m.enqueue_seq, m.enqueued_at, m.payload_bytes, m.kafka_flags, m.routing_key, m.message_key
         FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
         WHERE m.topic_id = p_topic_id AND m.partition_id = p_partition AND m.priority = pr.priority
           AND m.enqueue_seq > p_after AND m.enqueue_seq < p_below

@@ -10,7 +10,7 @@ LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
     SELECT ARRAY['premake partitions', 'seed sequence ledger', 'drop expired partitions', 'age retention', 'row cap',
-                 'byte cap', 'aggressive retention', 'sweep orphaned leases', 'advance stranded offsets',
+                 'byte cap', 'aggressive retention', 'compaction', 'sweep orphaned leases', 'advance stranded offsets',
                  'sweep delivery attempts', 'expire registrations', 'vacuum']
 $fn$;
 
@@ -47,6 +47,24 @@ BEGIN
                 IF p_commit THEN COMMIT; END IF;
                 i := i + 1;
                 EXIT WHEN n < p_batch OR i >= p_max_batches;
+            END LOOP;
+        END LOOP;
+    ELSIF p_step = 'compaction' THEN
+        -- per log partition of a compacted topic (R__maintenance_6_compaction.sql)
+        FOR r IN SELECT c.topic_id, c.topic_name, c.partition_id
+                 FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_compaction_plan() c LOOP
+            i := 0;
+            LOOP
+                BEGIN
+                    SELECT b.more INTO outcome
+                    FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_compaction_batch(r.topic_id, r.partition_id, p_batch, p_expiry_seconds) b;
+                EXCEPTION WHEN OTHERS THEN
+                    RAISE WARNING 'pgQueue maintenance: % of topic % partition % failed: %', p_step, r.topic_name, r.partition_id, SQLERRM;
+                    outcome := 'false';
+                END;
+                IF p_commit THEN COMMIT; END IF;
+                i := i + 1;
+                EXIT WHEN NOT outcome::boolean OR i >= p_max_batches;
             END LOOP;
         END LOOP;
     ELSIF p_step = 'drop expired partitions' THEN
@@ -138,8 +156,8 @@ BEGIN
         RETURN;
     END IF;
     FOREACH step IN ARRAY ARRAY['premake partitions', 'seed sequence ledger', 'age retention', 'row cap', 'byte cap',
-                                'aggressive retention', 'sweep orphaned leases', 'advance stranded offsets',
-                                'drop expired partitions'] LOOP
+                                'aggressive retention', 'compaction', 'sweep orphaned leases',
+                                'advance stranded offsets', 'drop expired partitions'] LOOP
         CALL __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_run_step(step, __BATCH_DELETE_LIMIT__, 50, 0, false);
     END LOOP;
 END

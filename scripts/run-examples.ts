@@ -39,6 +39,7 @@ const ORDER = [
   'avro',
   'ops-server',
   'dead-letter',
+  'compacted-state',
 ]
 const SLOW_MS = 20_000
 const PG_VARIABLES = ['DATABASE_URL', 'DATAHUB_PGQUEUE_DATASOURCE_URL', 'PGHOST', 'PGPORT', 'PGUSER', 'PGDATABASE', 'PGPASSWORD', 'PGSERVICE']

@@ -36,6 +36,7 @@ export async function startKafkaContainer(log: (msg: string) => void): Promise<R
       KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: '0',
       KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'true',
       KAFKA_NUM_PARTITIONS: '1',
+      KAFKA_LOG_CLEANER_BACKOFF_MS: '100',
     })
     .withWaitStrategy(tc.Wait.forLogMessage(/Kafka Server started/))
     .withStartupTimeout(120_000)

@@ -121,6 +121,8 @@ function serverProperties(port: number, controllerPort: number): string {
     'transaction.state.log.min.isr=1',
     'group.initial.rebalance.delay.ms=0',
     'delete.topic.enable=true',
+    // compacted-topic tests (suite/compaction.test.ts): the cleaner looks for work every 100 ms, not every 15 s
+    'log.cleaner.backoff.ms=100',
     '',
   ].join('\n')
 }

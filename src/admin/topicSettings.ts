@@ -1,10 +1,14 @@
 // Kafka topic configs <-> pgQueue topic columns. Entries are kept verbatim in the topic's config jsonb; the two
 // that pgQueue enforces itself also set their columns: retention.ms -> retention_max_age_seconds and
-// retention.bytes -> max_total_payload_bytes (0 = no limit in both, where Kafka says -1).
+// retention.bytes -> max_total_payload_bytes (0 = no limit in both, where Kafka says -1). A topic whose
+// cleanup.policy is compact without delete keeps its rows forever (Kafka applies no retention to it): both columns
+// are 0, and compaction (src/admin/compactionSettings.ts) is what removes rows.
 import type { IResourceConfigEntry } from 'kafkajs'
 import type { TopicDefaults } from '../config/types.js'
+import { cleanupPolicy } from '../store/compaction.js'
 import type { TopicSettings } from '../store/topicConfig.js'
 import type { TopicRow } from '../store/topics.js'
+import { checkCompactionConfig } from './compactionSettings.js'
 import { invalidConfig } from './errors.js'
 
 export const RETENTION_MS = 'retention.ms'
@@ -45,6 +49,9 @@ export function retentionBytes(value: string): number {
 export function settingsFromEntries(entries: readonly IResourceConfigEntry[] | null | undefined, defaults: TopicDefaults): TopicSettings {
   const config: Record<string, string> = {}
   for (const { name, value } of entries ?? []) config[name] = value
+  checkCompactionConfig(config)
+  const policy = cleanupPolicy(config)
+  if (policy.compact && !policy.delete) return { config, retentionMaxAgeSeconds: 0, maxTotalPayloadBytes: 0 }
   return {
     config,
     retentionMaxAgeSeconds: RETENTION_MS in config ? retentionSeconds(config[RETENTION_MS]!) : defaults.retentionMaxAgeSeconds,
@@ -67,6 +74,9 @@ export interface EffectiveEntry {
 export function effectiveEntries(row: TopicRow, defaults: TopicDefaults): EffectiveEntry[] {
   const entries = new Map<string, EffectiveEntry>()
   for (const [name, value] of Object.entries(row.config ?? {})) entries.set(name, { name, value: String(value), explicit: true })
+  const policy = cleanupPolicy(row.config)
+  // compact without delete: the columns are 0 by rule, not by retention.ms / retention.bytes
+  if (policy.compact && !policy.delete) return sortedEntries(entries)
   const column = (name: string, actual: number, toColumn: (v: string) => number, fallback: number, fromColumn: string) => {
     const stored = entries.get(name)
     let storedMatches = false
@@ -82,5 +92,8 @@ export function effectiveEntries(row: TopicRow, defaults: TopicDefaults): Effect
   column(RETENTION_MS, seconds, retentionSeconds, defaults.retentionMaxAgeSeconds, seconds === 0 ? '-1' : String(BigInt(seconds) * 1000n))
   const bytes = Number(row.maxTotalPayloadBytes)
   column(RETENTION_BYTES, bytes, retentionBytes, defaults.maxTotalPayloadBytes, bytes === 0 ? '-1' : row.maxTotalPayloadBytes)
-  return [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  return sortedEntries(entries)
 }
+
+const sortedEntries = (entries: Map<string, EffectiveEntry>): EffectiveEntry[] =>
+  [...entries.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

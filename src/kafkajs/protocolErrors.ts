@@ -27,6 +27,7 @@ const PROTOCOL_ERRORS = {
   INVALID_TXN_STATE: { code: 48, retriable: false, message: 'The producer attempted a transactional operation in an invalid state' },
   NON_EMPTY_GROUP: { code: 68, retriable: false, message: 'The group is not empty' },
   GROUP_ID_NOT_FOUND: { code: 69, retriable: false, message: 'The group id was not found' },
+  INVALID_RECORD: { code: 87, retriable: false, message: 'This record has failed the validation on broker and hence be rejected' },
 } as const
 
 export type ProtocolErrorType = keyof typeof PROTOCOL_ERRORS

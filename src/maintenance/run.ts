@@ -1,5 +1,5 @@
 // One maintenance run (docs/retention.md): premake partitions, seed the sequence ledger, drop expired partitions,
-// age / row-cap / byte-cap / aggressive retention in bounded batches, sweep orphaned leases, move stranded offsets,
+// age / row-cap / byte-cap / aggressive retention and log compaction in bounded batches, sweep orphaned leases, move stranded offsets,
 // sweep delivery attempts the group is done with, expire silent registrations and members, VACUUM. The steps and their order are the database's
 // maintenance_steps() (R__maintenance_5_drivers.sql), the list the pg_cron procedure runs too. Every step is its own short transaction(s) on one dedicated
 // connection, which holds a session advisory lock so only one runner works on a schema + prefix at a time.
@@ -9,6 +9,7 @@ import type { MaintenanceConfig } from '../config/types.js'
 import type { Tables } from '../db/tables.js'
 import * as housekeeping from '../store/maintenance.js'
 import type { ExpiredRegistration } from '../store/maintenance.js'
+import { compactionBatch, compactionPlan } from '../store/compaction.js'
 import { ensurePartitions } from '../store/partitions.js'
 import * as retention from '../store/retention.js'
 import { listTopics, type TopicRow } from '../store/topics.js'
@@ -55,6 +56,8 @@ export interface CompletedMaintenance {
   byTopic: Record<string, PolicyCounts>
   /** partitions of aggressive-retention topics whose rows had to stay, and why */
   aggressiveBlocked: Array<{ topic: string; partition: number; reason: string; group: string | null }>
+  /** log compaction of cleanup.policy=compact topics: key-map rows scanned, rows deleted, expired tombstones */
+  compaction: { scanned: number; deleted: number; tombstones: number; byTopic: Record<string, number> }
   leasesSwept: number
   offsetsAdvanced: number
   /** delivery-attempt rows (dead letters) deleted: their group's committed offset is past their message */
@@ -149,6 +152,7 @@ class MaintenanceRun {
       deleted: { age: 0, rowCap: 0, byteCap: 0, aggressive: 0 },
       byTopic: {},
       aggressiveBlocked: [],
+      compaction: { scanned: 0, deleted: 0, tombstones: 0, byTopic: {} },
       leasesSwept: 0,
       offsetsAdvanced: 0,
       attemptsSwept: 0,
@@ -169,6 +173,7 @@ class MaintenanceRun {
     'row cap': () => this.rowPolicy('row cap', 'rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n),
     'byte cap': () => this.rowPolicy('byte cap', 'byteCap', (x) => BigInt(x.maxTotalPayloadBytes) > 0n),
     'aggressive retention': () => this.aggressive(),
+    compaction: () => this.compact(),
     'sweep orphaned leases': () => this.sweepLeases(),
     'advance stranded offsets': () => this.advanceOffsets(),
     'sweep delivery attempts': () => this.sweepAttempts(),
@@ -254,6 +259,30 @@ class MaintenanceRun {
     await this.rowPolicy('aggressive retention', 'aggressive', (x) => x.aggressiveRetention)
   }
 
+  /** Every log partition of a compacted topic, batch by batch; a failure is reported for its topic, the rest go on. */
+  private async compact(): Promise<void> {
+    const expiry = this.deps.maintenance.registrationExpirySeconds
+    const c = this.report.compaction
+    for (const target of await compactionPlan(this.db, this.t)) {
+      if (this.stopRequested()) return
+      try {
+        let i = 0
+        for (; i < this.maxBatches; i++) {
+          if (this.stopRequested()) return
+          const b = await compactionBatch(this.db, this.t, target, this.limit, expiry)
+          c.scanned += b.scanned
+          c.deleted += b.deleted
+          c.tombstones += b.tombstones
+          if (b.deleted > 0) c.byTopic[target.topic] = (c.byTopic[target.topic] ?? 0) + b.deleted
+          if (!b.more) break
+        }
+        if (i === this.maxBatches) this.report.truncated.push(`compaction:${target.topic}:${target.partition}`)
+      } catch (err) {
+        this.fail('compaction', target.topic, err)
+      }
+    }
+  }
+
   /** All batches of one policy for one topic; a failure is reported for this topic and the next topic goes on. */
   private async drainTopic(step: string, policy: retention.RetentionPolicy, topic: TopicRow): Promise<void> {
     const expiry = this.deps.maintenance.registrationExpirySeconds
@@ -318,7 +347,7 @@ class MaintenanceRun {
 
   private async vacuum(): Promise<void> {
     const d = this.report.deleted
-    const rowsDeleted = d.age + d.rowCap + d.byteCap + d.aggressive
+    const rowsDeleted = d.age + d.rowCap + d.byteCap + d.aggressive + this.report.compaction.deleted
     if (this.opts.vacuum === false) return
     const targets = rowsDeleted > 0 ? await housekeeping.vacuumTargets(this.db, this.t) : []
     if (this.report.leasesSwept > 0) targets.push(this.t.messageGroupLease)
@@ -352,10 +381,11 @@ class MaintenanceRun {
   private summarize(): void {
     const r = this.report
     const busy = r.partitions.dropped.length + r.leasesSwept + r.offsetsAdvanced + r.expired.registrations.length
-    const deleted = r.deleted.age + r.deleted.rowCap + r.deleted.byteCap + r.deleted.aggressive
+    const deleted = r.deleted.age + r.deleted.rowCap + r.deleted.byteCap + r.deleted.aggressive + r.compaction.deleted
     const line = {
       durationMs: r.durationMs,
       deleted: r.deleted,
+      compacted: r.compaction.deleted,
       partitionsDropped: r.partitions.dropped.length,
       leasesSwept: r.leasesSwept,
       truncated: r.truncated.length,

@@ -8,6 +8,7 @@ import type { NormalizedMessage } from '../kafkajs/messageValidation.js'
 import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type ProducerSequence, type StoredMessage } from '../store/enqueue.js'
+import { cleanupPolicy } from '../store/compaction.js'
 import type { NewTopic, TopicRow } from '../store/topics.js'
 import { PayloadEncoder } from '../codec/payloadCodec.js'
 import { mapBounded } from './boundedParallel.js'
@@ -177,10 +178,15 @@ function groupByPartition(batches: TopicBatch[], topics: Map<string, TopicRow>, 
   for (const batch of batches) {
     const topic = topics.get(batch.topic)!
     const partitionMetadata = buildPartitionMetadata(topic.partitionCount)
+    const compacted = cleanupPolicy(topic.config).compact
     let byPartition = byTopic.get(topic.id)
     if (!byPartition) byTopic.set(topic.id, (byPartition = new Map()))
     batch.messages.forEach((m, i) => {
       const partition = choosePartition(topic, m, batch.originals[i], partitionMetadata, opts.partitioner)
+      // Kafka's LogValidator: the whole produce request fails, nothing of it is written
+      if (compacted && m.key === null) {
+        throw protocolError('INVALID_RECORD', `Compacted topic cannot accept message without key in topic partition ${topic.name}-${partition}.`)
+      }
       let group = byPartition.get(partition)
       if (!group) byPartition.set(partition, (group = { topic, partition, rows: [] }))
       group.rows.push(toStoredMessage(m, codec))

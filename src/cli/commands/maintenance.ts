@@ -13,6 +13,7 @@ function summary(r: CompletedMaintenance): string {
     ['deleted_byte_cap', r.deleted.byteCap],
     ['deleted_aggressive', r.deleted.aggressive],
     ['aggressive_blocked', r.aggressiveBlocked.length],
+    ['compacted', r.compaction.deleted],
     ['leases_swept', r.leasesSwept],
     ['offsets_advanced', r.offsetsAdvanced],
     ['attempts_swept', r.attemptsSwept],
@@ -36,6 +37,7 @@ const run: Command = {
   summary: 'run retention and housekeeping once (skipped when another runner holds the lock)',
   description:
     'Runs maintenance once: premake partitions, drop expired partitions, age / row / byte / aggressive retention,\n' +
+    'log compaction of cleanup.policy=compact topics,\n' +
     'sweep orphaned leases and delivery attempts, expire silent registrations, VACUUM. Exit code 1 when a step failed.',
   options: {
     ...CONNECTION_OPTIONS,
