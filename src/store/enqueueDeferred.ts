@@ -8,7 +8,8 @@ const sql = statements('enqueueDeferred', (t) => {
   const defer = `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_defer_partition`)}`
   // Inside a caller's transaction: rows get negative provisional seqs and the deferred trigger assigns the real ones
   // at COMMIT (R__sequence_functions.sql), so no lock is held while the transaction stays open. defer_partition
-  // refuses isolation levels the commit cannot serve and records the partition for the commit-time numbering.
+  // records the partition for the commit-time numbering; at isolation levels the commit cannot serve it answers false,
+  // nothing is written and no row comes back (the caller stages the messages instead: outboxStaging.ts).
   return {
     enqueue: `
     WITH ok AS (
@@ -23,13 +24,16 @@ const sql = statements('enqueueDeferred', (t) => {
       ORDER BY r.ord
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM ins)::int AS inserted, pg_notify($11, $1::text) FROM ok`,
+    SELECT (SELECT count(*) FROM ins)::int AS inserted, pg_notify($11, $1::text) FROM ok WHERE ok.deferred`,
   }
 })
 
-/** Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. */
-export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<void> {
-  await run(db, sql(t).enqueue, [
+/**
+ * Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. false: the
+ * transaction is not READ COMMITTED and nothing was written.
+ */
+export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<boolean> {
+  const res = await run(db, sql(t).enqueue, [
     topicId,
     partition,
     messages.map((m) => m.routingKey),
@@ -42,4 +46,5 @@ export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string,
     messages.map((m) => m.timestamp),
     t.notifyChannel,
   ])
+  return res.rows.length > 0
 }
