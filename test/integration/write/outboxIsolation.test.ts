@@ -9,6 +9,7 @@ import type { ProducerConfig } from 'kafkajs'
 import { describe, expect, it } from 'vitest'
 import { quoteIdent } from '../../../src/db/identifiers.js'
 import { tablesFor } from '../../../src/db/tables.js'
+import { runMaintenance } from '../../../src/maintenance/run.js'
 import { numberOutbox } from '../../../src/store/outboxStaging.js'
 import { spawnFixture } from '../../helpers/processes.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
@@ -149,6 +150,40 @@ describe('sendWith at REPEATABLE READ and SERIALIZABLE', () => {
       }
     })
   }
+
+  it('without LISTEN anywhere, an idle consumer\'s polls number staged messages; a maintenance run does too', async () => {
+    const topic = await t.createTopic(1, 'polling')
+    const producer = await quietProducer()
+    const client = await t.db.connect()
+    const stage = async (key: string) => {
+      await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
+      await producer.sendWith(client, { topic, messages: [{ key, value: 'x' }] })
+      await client.query('COMMIT')
+    }
+    await stage('by-maintenance')
+    const maintenance = { enabled: false, cronEnabled: false, intervalSeconds: 3600, batchDeleteLimit: 100, registrationExpirySeconds: 86_400 }
+    const report = await runMaintenance({ pool: t.db.pool, tables, maintenance }, { vacuum: false })
+    expect(report).toMatchObject({ skipped: false, outboxNumbered: 1 })
+    await stage('by-poll')
+    const consumer = await t.newKafka({ listen: false }).consumer({ groupId: uniqueName('g') })
+    await consumer.connect()
+    const keys: string[] = []
+    let all = () => {}
+    const received = new Promise<void>((resolve) => (all = () => keys.length === 2 && resolve()))
+    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        keys.push(`${message.offset}:${String(message.key)}`)
+        all()
+      },
+    })
+    try {
+      await received
+      expect(keys).toEqual(['0:by-maintenance', '1:by-poll'])
+    } finally {
+      await Promise.all([consumer.disconnect(), producer.disconnect()])
+    }
+  })
 
   it('a rollback leaves nothing; a rolled-back savepoint takes only its own messages', async () => {
     const topic = await t.createTopic(1, 'rollback')
