@@ -3,19 +3,10 @@
 -- message table with seqs from the partition's ledger, under DataHub's lock, as every writer of ours does
 -- (R__sequence_functions.sql). Every function runs with search_path pinned and qualifies every name.
 
--- Name of the transaction-local setting holding this transaction's outbox_tx id. One per schema + prefix.
-CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_setting()
-RETURNS text
-LANGUAGE sql IMMUTABLE
-SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
-AS $fn$
-    SELECT 'pgqueue.outbox_' || left(md5('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX__'), 16)
-$fn$;
-
 -- The caller transaction's outbox id, its row made by the first staged send. Nothing is read from a table (the
 -- setting says whether the row exists), so a SERIALIZABLE caller takes no predicate lock on our tables and a
 -- REPEATABLE READ one never meets a row another transaction changed. A rolled-back savepoint undoes the row and the
--- setting together.
+-- setting together. The setting's name is one per schema + prefix.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_begin()
 RETURNS bigint
 LANGUAGE plpgsql
@@ -23,7 +14,7 @@ SECURITY DEFINER
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
 DECLARE
-    setting constant text := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_setting();
+    setting constant text := 'pgqueue.outbox_' || pg_catalog.left(pg_catalog.md5('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX__'), 16);
     current text := pg_catalog.current_setting(setting, true);
     tx bigint;
 BEGIN

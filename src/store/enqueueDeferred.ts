@@ -33,9 +33,13 @@ const sql = statements('enqueueDeferred', (t) => {
  * transaction is not READ COMMITTED and nothing was written.
  */
 export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<boolean> {
-  const res = await run(db, sql(t).enqueue, [
-    topicId,
-    partition,
+  const res = await run(db, sql(t).enqueue, [topicId, partition, ...columnArrays(messages), t.notifyChannel])
+  return res.rows.length > 0
+}
+
+/** The rows as one array per column ($3..$10 of the statements that write inside a caller's transaction). */
+export function columnArrays(messages: StoredMessage[]): unknown[] {
+  return [
     messages.map((m) => m.routingKey),
     messages.map((m) => m.messageKey),
     messages.map((m) => m.flags),
@@ -44,7 +48,5 @@ export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string,
     messages.map((m) => m.compression),
     messages.map((m) => m.headers),
     messages.map((m) => m.timestamp),
-    t.notifyChannel,
-  ])
-  return res.rows.length > 0
+  ]
 }

@@ -2,6 +2,7 @@ import { run, type Queryable } from '../db/database.js'
 import type { Tables } from '../db/tables.js'
 import { quoteIdent } from '../db/identifiers.js'
 import type { StoredMessage } from './enqueue.js'
+import { columnArrays } from './enqueueDeferred.js'
 import { statements } from './statement.js'
 
 /** Payload prefix of the notification a staging transaction sends at its COMMIT: `o:<topicId>` (numbering wanted). */
@@ -35,19 +36,7 @@ const sql = statements('outboxStaging', (t) => {
 
 /** Stages one partition's messages in the caller's (REPEATABLE READ or SERIALIZABLE) transaction, unnumbered. */
 export async function stageOutbox(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<void> {
-  await run(db, sql(t).stage, [
-    topicId,
-    partition,
-    messages.map((m) => m.routingKey),
-    messages.map((m) => m.messageKey),
-    messages.map((m) => m.flags),
-    messages.map((m) => m.priority),
-    messages.map((m) => m.payload),
-    messages.map((m) => m.compression),
-    messages.map((m) => m.headers),
-    messages.map((m) => m.timestamp),
-    t.notifyChannel,
-  ])
+  await run(db, sql(t).stage, [topicId, partition, ...columnArrays(messages), t.notifyChannel])
 }
 
 /** One numbering step (its own transaction): moves committed staged messages into the log; returns transactions moved. */

@@ -162,7 +162,7 @@ describe('sendWith at REPEATABLE READ and SERIALIZABLE', () => {
     })
   }
 
-  it('without LISTEN anywhere, an idle consumer\'s polls number staged messages; a maintenance run does too', async () => {
+  it("without LISTEN anywhere, an idle consumer's polls number staged messages; a maintenance run does too", async () => {
     const topic = await t.createTopic(1, 'polling')
     const producer = await quietProducer()
     const client = await t.db.connect()
@@ -274,7 +274,7 @@ describe('sendWith at REPEATABLE READ and SERIALIZABLE', () => {
     plainRunning = false
     await plainSends
     await Promise.all([producer.disconnect(), plain.disconnect()])
-    expect(errors).toEqual([])
+    expect(errors.map((e) => `${(e as { code?: string }).code}: ${(e as Error).message}`)).toEqual([])
     await numberAll()
     expect(await stagedCount()).toBe(0)
     const rows = await log(topic)
@@ -320,7 +320,13 @@ describe('sendWith at REPEATABLE READ and SERIALIZABLE', () => {
     const open = await txProducer.transaction()
     await open.send({ topic, messages: [{ key: 'open-tx', value: 'x' }] })
     await late.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
-    await producer.sendWith(late, { topic, messages: [{ key: 'late-1', value: 'x' }, { key: 'late-2', value: 'x' }] })
+    await producer.sendWith(late, {
+      topic,
+      messages: [
+        { key: 'late-1', value: 'x' },
+        { key: 'late-2', value: 'x' },
+      ],
+    })
     await late.query('COMMIT')
     expect(await step()).toBe(1)
     expect(keysOf(await log(topic), 0)).toEqual(['late-1', 'late-2'])
@@ -348,9 +354,11 @@ describe('sendWith at REPEATABLE READ and SERIALIZABLE', () => {
       await client.query('COMMIT')
     }
     await producer.disconnect()
-    await Promise.all([0, 1, 2, 3].map(async () => {
-      while ((await step(3)) > 0);
-    }))
+    await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        while ((await step(3)) > 0);
+      }),
+    )
     const rows = await log(topic)
     expectContiguous(rows)
     for (let p = 0; p < 4; p++) expect(keysOf(rows, p)).toEqual(order[p])
