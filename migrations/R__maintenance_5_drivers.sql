@@ -3,13 +3,14 @@
 -- each step through the same functions, with its own logging and per-topic report.
 
 -- The steps of a maintenance run, in order. The ledger is seeded before anything is deleted (seeded after a purge
--- it would restart at 1); VACUUM runs last, from the app or as a pg_cron job of its own (a procedure cannot).
+-- it would restart at 1); staged outbox messages whose transaction committed are numbered next (a driver of last
+-- resort, R__outbox_numbering.sql); VACUUM runs last, from the app or as a pg_cron job of its own (a procedure cannot).
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_steps()
 RETURNS text[]
 LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
-    SELECT ARRAY['premake partitions', 'seed sequence ledger', 'drop expired partitions', 'age retention', 'row cap',
+    SELECT ARRAY['premake partitions', 'seed sequence ledger', 'number outbox', 'drop expired partitions', 'age retention', 'row cap',
                  'byte cap', 'aggressive retention', 'compaction', 'sweep orphaned leases', 'advance stranded offsets',
                  'sweep delivery attempts', 'expire registrations', 'vacuum']
 $fn$;
@@ -96,6 +97,11 @@ BEGIN
             CASE p_step
                 WHEN 'premake partitions' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___ensure_partitions();
                 WHEN 'seed sequence ledger' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_seed_ledger();
+                WHEN 'number outbox' THEN
+                    i := 0;
+                    WHILE i < p_max_batches AND __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___number_outbox(100, NULL) = 100 LOOP
+                        i := i + 1;
+                    END LOOP;
                 WHEN 'advance stranded offsets' THEN PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_advance_offsets();
                 WHEN 'sweep delivery attempts' THEN
                     PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___maintenance_sweep_attempts(p_batch * p_max_batches);

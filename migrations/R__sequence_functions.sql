@@ -126,9 +126,9 @@ AS $fn$
     SELECT 'pgqueue.pending_' || left(md5('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX__'), 16)
 $fn$;
 
--- Called by a send inside a caller's transaction, before its provisional rows are inserted: refuses isolation levels
--- whose snapshot would make the commit-time allocation fail (40001) or miss rows committed meanwhile, and records the
--- partition for the commit-time numbering.
+-- Called by a send inside a caller's transaction, before its provisional rows are inserted: records the partition for
+-- the commit-time numbering. false for isolation levels whose snapshot would make the commit-time allocation fail
+-- (40001) or miss rows committed meanwhile: such a send stages its messages instead (R__outbox_numbering.sql).
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___defer_partition(p_topic_id bigint, p_partition int)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -141,10 +141,7 @@ DECLARE
     isolation constant text := pg_catalog.current_setting('transaction_isolation');
 BEGIN
     IF isolation <> 'read committed' THEN
-        RAISE EXCEPTION 'kafkajs-pgqueue: sending inside a % transaction is not supported; use READ COMMITTED', upper(isolation)
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Offsets are assigned at COMMIT from state other transactions change; a REPEATABLE READ or '
-                      || 'SERIALIZABLE snapshot cannot see it (docs/compatibility.md, "Transactions and the outbox").';
+        RETURN false;
     END IF;
     IF pending IS NULL OR pending IN ('', 'done') THEN
         pending := entry;

@@ -12,6 +12,7 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import type { MaintenanceReport } from '../maintenance/run.js'
 import { startMaintenance, type MaintenanceHandle } from '../maintenance/scheduler.js'
 import { storeFor, type Store } from '../store/handle.js'
+import { OutboxNumbering } from './outboxNumbering.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
 
@@ -35,6 +36,8 @@ export class PgQueueContext {
   readonly tables: Tables
   readonly topics: TopicCache
   readonly wakeups: Wakeups
+  /** numbers outbox messages staged by REPEATABLE READ / SERIALIZABLE transactions once they committed */
+  readonly outbox: OutboxNumbering
   private refs = 0
   private opening?: Promise<Database>
   private database?: Database
@@ -53,6 +56,9 @@ export class PgQueueContext {
     this.tables = tablesFor(config.schema, config.tablePrefix)
     this.topics = new TopicCache(metadataMaxAgeMs)
     this.wakeups = new Wakeups(() => this.newClient(), this.tables.notifyChannel, logger.namespace('Wakeups'))
+    this.outbox = new OutboxNumbering(() => this.database, logger.namespace('Outbox'))
+    this.wakeups.on('outbox', () => this.outbox.kick())
+    this.wakeups.on('reconnected', () => this.outbox.kick())
   }
 
   /** The open database; throws when no client of this Kafka is connected. */
@@ -124,6 +130,7 @@ export class PgQueueContext {
     // before the pool closes: a run in progress still uses the database
     await (await maintenance)?.stop()
     this.database = undefined
+    await this.outbox.stop()
     const db = await opening?.catch(() => undefined)
     await db?.pool.end()
     this.topics.forget()

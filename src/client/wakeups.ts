@@ -2,10 +2,12 @@ import { EventEmitter } from 'node:events'
 import pg from 'pg'
 import type { Logger } from 'kafkajs'
 import { listen } from '../store/notifications.js'
+import { OUTBOX_NOTIFY_PREFIX } from '../store/outboxStaging.js'
 
 /**
  * One LISTEN connection per client. Producers notify `<topicId>` on commit and members notify `g:<group>` on
- * join/leave; this turns them into 'topic' and 'group' events. Pollers never depend on it: when the connection
+ * join/leave; this turns them into 'topic' and 'group' events, and the `o:<topicId>` of a staging outbox COMMIT into
+ * 'outbox'. Pollers never depend on it: when the connection
  * drops they keep polling every maxWaitTimeInMs while it reconnects (pgbouncer transaction pooling drops LISTEN).
  */
 export class Wakeups extends EventEmitter {
@@ -51,6 +53,7 @@ export class Wakeups extends EventEmitter {
     client.on('notification', (msg) => {
       const payload = msg.payload ?? ''
       if (payload.startsWith('g:')) this.emit('group', payload.slice(2))
+      else if (payload.startsWith(OUTBOX_NOTIFY_PREFIX)) this.emit('outbox', payload.slice(OUTBOX_NOTIFY_PREFIX.length))
       else this.emit('topic', payload)
     })
     client.on('error', (err) => this.lost(client, err))

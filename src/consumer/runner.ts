@@ -126,6 +126,8 @@ export class Runner {
       if (!this.running) return
       const batches = await this.fetchRound()
       if (batches.length === 0) {
+        // without LISTEN no staging COMMIT is heard: idle rounds drive the outbox numbering
+        if (!this.o.ctx.wakeups.listening) this.o.ctx.outbox.poll()
         // KafkaJS heartbeats after a fetch that came back empty once maxWaitTimeInMs passed; woken early, the loop
         // fetches again instead
         if (!this.notified && (await this.idle())) await this.o.membership.sync({ heartbeat: true })

@@ -10,6 +10,7 @@ import type { Tables } from '../db/tables.js'
 import * as housekeeping from '../store/maintenance.js'
 import type { ExpiredRegistration } from '../store/maintenance.js'
 import { compactionBatch, compactionPlan } from '../store/compaction.js'
+import { numberOutbox, OUTBOX_STEP_TRANSACTIONS } from '../store/outboxStaging.js'
 import { ensurePartitions } from '../store/partitions.js'
 import * as retention from '../store/retention.js'
 import { listTopics, type TopicRow } from '../store/topics.js'
@@ -50,6 +51,8 @@ export interface CompletedMaintenance {
   durationMs: number
   partitionsCreated: number
   ledgerRowsSeeded: number
+  /** committed outbox transactions (REPEATABLE READ / SERIALIZABLE callers) whose staged messages this run numbered */
+  outboxNumbered: number
   partitions: { dropped: string[]; kept: string[]; busy: string[] }
   /** rows deleted per policy, and per topic name */
   deleted: PolicyCounts
@@ -148,6 +151,7 @@ class MaintenanceRun {
       durationMs: 0,
       partitionsCreated: 0,
       ledgerRowsSeeded: 0,
+      outboxNumbered: 0,
       partitions: { dropped: [], kept: [], busy: [] },
       deleted: { age: 0, rowCap: 0, byteCap: 0, aggressive: 0 },
       byTopic: {},
@@ -168,6 +172,7 @@ class MaintenanceRun {
   private readonly steps: Record<string, () => Promise<void>> = {
     'premake partitions': () => this.premake(),
     'seed sequence ledger': () => this.seedLedger(),
+    'number outbox': () => this.numberOutbox(),
     'drop expired partitions': () => this.dropPartitions(),
     'age retention': () => this.rowPolicy('age retention', 'age', (x) => x.retentionMaxAgeSeconds > 0),
     'row cap': () => this.rowPolicy('row cap', 'rowCap', (x) => BigInt(x.maxRowsPerTopic) > 0n),
@@ -208,6 +213,15 @@ class MaintenanceRun {
 
   private async seedLedger(): Promise<void> {
     this.report.ledgerRowsSeeded = await housekeeping.seedSequenceLedger(this.db, this.t)
+  }
+
+  private async numberOutbox(): Promise<void> {
+    for (let i = 0; i < this.maxBatches && !this.stopRequested(); i++) {
+      const n = await numberOutbox(this.db, this.t)
+      this.report.outboxNumbered += n
+      if (n < OUTBOX_STEP_TRANSACTIONS) return
+    }
+    this.report.truncated.push('outbox')
   }
 
   private async dropPartitions(): Promise<void> {

@@ -67,6 +67,14 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
   let status: Status = 'disconnected'
   let inFlight = 0
   let idle: (() => void) | undefined
+  // after staging outbox messages (REPEATABLE READ / SERIALIZABLE caller) this producer listens, so the caller's
+  // COMMIT notification makes this client number them (docs/decisions/outbox-010-staged-numbering.md)
+  let listensForOutbox = false
+  const staged = () => {
+    if (listensForOutbox || !ctx.config.listen) return
+    listensForOutbox = true
+    ctx.wakeups.start().catch((e: unknown) => logger.warn('Could not listen for outbox commits', { error: (e as Error).message }))
+  }
 
   const assertConnected = () => {
     if (status === 'disconnecting') {
@@ -178,7 +186,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
     try {
       return await traceSend(batch, async (traced) => {
         const planned = await plan(traced)
-        return network.as('Produce', () => writeDeferred(ctx, planned, client))
+        return network.as('Produce', () => writeDeferred(ctx, planned, client, staged))
       })
     } catch (e) {
       throw toKafkaJSError(e, 'send')
@@ -222,6 +230,10 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
       status = 'disconnecting'
       if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve))
       await transactions.close()
+      if (listensForOutbox) {
+        listensForOutbox = false
+        await ctx.wakeups.stop()
+      }
       await ctx.release()
       status = 'disconnected'
       emitter.emit(producerEvents.DISCONNECT)

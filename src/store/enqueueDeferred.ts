@@ -8,7 +8,8 @@ const sql = statements('enqueueDeferred', (t) => {
   const defer = `${quoteIdent(t.schema)}.${quoteIdent(`${t.prefix}_defer_partition`)}`
   // Inside a caller's transaction: rows get negative provisional seqs and the deferred trigger assigns the real ones
   // at COMMIT (R__sequence_functions.sql), so no lock is held while the transaction stays open. defer_partition
-  // refuses isolation levels the commit cannot serve and records the partition for the commit-time numbering.
+  // records the partition for the commit-time numbering; at isolation levels the commit cannot serve it answers false,
+  // nothing is written and no row comes back (the caller stages the messages instead: outboxStaging.ts).
   return {
     enqueue: `
     WITH ok AS (
@@ -29,18 +30,29 @@ const sql = statements('enqueueDeferred', (t) => {
            (SELECT m.enqueue_seq FROM ${t.message} m
             WHERE m.topic_id = $1 AND m.partition_id = $2 AND m.enqueue_seq > 0
             ORDER BY m.enqueue_seq LIMIT 1)::text AS low_seq
-    FROM ok`,
+    FROM ok WHERE ok.deferred`,
   }
 })
 
 /**
- * Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. Returns the
- * partition's first stored seq (its log start), null when it holds no numbered row.
+ * Inserts one partition's rows inside the caller's transaction; their seqs are assigned at its COMMIT. Returns
+ * written false when the transaction is not READ COMMITTED and nothing was written; else the partition's first
+ * numbered seq (its log start), null when it holds none.
  */
-export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string, partition: number, messages: StoredMessage[]): Promise<string | null> {
-  const res = await run<{ low_seq: string | null }>(db, sql(t).enqueue, [
-    topicId,
-    partition,
+export async function enqueueDeferred(
+  db: Queryable,
+  t: Tables,
+  topicId: string,
+  partition: number,
+  messages: StoredMessage[],
+): Promise<{ written: boolean; lowSeq: string | null }> {
+  const res = await run<{ low_seq: string | null }>(db, sql(t).enqueue, [topicId, partition, ...columnArrays(messages), t.notifyChannel])
+  return { written: res.rows.length > 0, lowSeq: res.rows[0]?.low_seq ?? null }
+}
+
+/** The rows as one array per column ($3..$10 of the statements that write inside a caller's transaction). */
+export function columnArrays(messages: StoredMessage[]): unknown[] {
+  return [
     messages.map((m) => m.routingKey),
     messages.map((m) => m.messageKey),
     messages.map((m) => m.flags),
@@ -49,7 +61,5 @@ export async function enqueueDeferred(db: Queryable, t: Tables, topicId: string,
     messages.map((m) => m.compression),
     messages.map((m) => m.headers),
     messages.map((m) => m.timestamp),
-    t.notifyChannel,
-  ])
-  return res.rows[0]?.low_seq ?? null
+  ]
 }

@@ -60,6 +60,7 @@ export const TABLE_GRANTS: Record<'writer' | 'reader', Record<string, Privilege[
     topic: ['SELECT'], // + INSERT with writerCreatesTopics
     partition_seq: ['SELECT', 'UPDATE'], // allocate seqs; + INSERT with writerCreatesTopics
     message: ['INSERT'], // no SELECT of the rows: a writer cannot read what others wrote (see WRITER_COLUMNS)
+    outbox_message: ['INSERT'], // outbox sends of REPEATABLE READ / SERIALIZABLE callers, staged unnumbered
     producer_sequence: ['SELECT', 'INSERT', 'UPDATE'], // idempotent producer
     transactional_producer: ['SELECT', 'INSERT', 'UPDATE'], // transactional id epochs (SELECT ... FOR UPDATE)
   },
@@ -94,15 +95,26 @@ const WRITER_SEQUENCES = ['provisional_seq']
  * Functions (by suffix) the runtime calls, run as their owner (the admin role). Their bodies schema-qualify every
  * name; a function made SECURITY DEFINER by a migration must be listed here too, or createRoles makes it INVOKER.
  */
-const DEFINER_FUNCTIONS = ['ensure_partitions', 'assign_deferred_seq', 'allocate_seq', 'defer_partition', 'advance_ledger', 'seed_topic_ledger']
+const DEFINER_FUNCTIONS = [
+  'ensure_partitions',
+  'assign_deferred_seq',
+  'allocate_seq',
+  'defer_partition',
+  'advance_ledger',
+  'seed_topic_ledger',
+  'outbox_begin',
+  'outbox_ticket',
+  'number_outbox',
+]
 
 /**
  * Functions (by suffix) each runtime role may call: only the writer allocates sequence numbers (a reader calling
  * allocate_seq would burn seqs no row ever gets, a gap that stalls every consumer of the partition).
  */
 const RUNTIME_FUNCTIONS: Record<'writer' | 'reader', string[]> = {
-  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition'],
-  reader: ['ensure_partitions', 'partition_floor'],
+  // number_outbox allocates exactly the seqs of the staged rows it moves: any client may drive it
+  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition', 'outbox_begin', 'number_outbox'],
+  reader: ['ensure_partitions', 'partition_floor', 'number_outbox'],
 }
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]*$/

@@ -7,6 +7,7 @@ function summary(r: CompletedMaintenance): string {
   const rows: Array<[string, string | number]> = [
     ['duration_ms', r.durationMs],
     ['partitions_created', r.partitionsCreated],
+    ['outbox_numbered', r.outboxNumbered],
     ['partitions_dropped', r.partitions.dropped.length],
     ['deleted_age', r.deleted.age],
     ['deleted_row_cap', r.deleted.rowCap],

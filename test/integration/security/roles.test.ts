@@ -151,6 +151,35 @@ describe('roles', () => {
     await Promise.all([producer.disconnect(), idempotent.disconnect(), transactional.disconnect()])
   })
 
+  it('outbox at SERIALIZABLE: the writer stages and its client numbers; a reader may drive the numbering too', async () => {
+    const outboxTopic = uniqueName('sec-outbox')
+    const writer = kafkaAs(logins.writer)
+    const quiet = kafkaAs(logins.writer, { listen: false })
+    const [producer, quietProducer] = [writer.producer(), quiet.producer()]
+    await producer.connect()
+    await quietProducer.connect()
+    const w = await sqlAs(logins.writer)
+    await w.query('BEGIN ISOLATION LEVEL SERIALIZABLE')
+    await producer.sendWith(w, { topic: outboxTopic, messages: [{ key: 'by-writer', value: 'x' }] })
+    await w.query('COMMIT')
+    await waitFor(async () => (await t.db.pool.query(`SELECT 1 FROM ${T('message')} WHERE routing_key = 'by-writer'`)).rowCount === 1, {
+      timeout: 15_000,
+    })
+    // no client listens now: the staged message waits for a driver
+    await producer.disconnect()
+    await w.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+    await quietProducer.sendWith(w, { topic: outboxTopic, messages: [{ key: 'by-reader', value: 'x' }] })
+    await w.query('COMMIT')
+    const r = await sqlAs(logins.reader)
+    expect((await r.query(`SELECT ${T('number_outbox')}() AS n`)).rows[0].n).toBe(1)
+    const { rows } = await t.db.pool.query(
+      `SELECT m.enqueue_seq::int AS seq FROM ${T('message')} m JOIN ${T('topic')} tp ON tp.id = m.topic_id WHERE tp.topic_name = $1 ORDER BY 1`,
+      [outboxTopic],
+    )
+    expect(rows).toEqual([{ seq: 1 }, { seq: 2 }])
+    await quietProducer.disconnect()
+  })
+
   it('a login with both roles runs exactly-once consume-transform-produce (sendOffsets)', async () => {
     const k = kafkaAs(logins.both)
     const groupId = uniqueName('sec-eos')
