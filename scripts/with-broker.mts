@@ -17,7 +17,9 @@ if (wanted && !process.env.KAFKA_BROKERS) {
   try {
     broker = await findBroker(log)
     const { fetchJarsMs, startMs } = broker.timings
-    log(`${broker.source} at ${broker.brokers.join(',')}: ${fetchJarsMs === undefined ? 'jars cached' : `jars fetched in ${fetchJarsMs} ms`}, ready in ${startMs} ms`)
+    log(
+      `${broker.source} at ${broker.brokers.join(',')}: ${fetchJarsMs === undefined ? 'jars cached' : `jars fetched in ${fetchJarsMs} ms`}, ready in ${startMs} ms`,
+    )
     process.env.KAFKA_BROKERS = broker.brokers.join(',')
   } catch (e) {
     log(`none started: ${(e as Error).message.split('\n')[0]}`)

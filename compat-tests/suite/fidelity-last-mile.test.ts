@@ -1,6 +1,17 @@
 import { describe, expect } from 'vitest'
 import { PartitionAssigners, type EachBatchPayload, type InstrumentationEvent, type KafkaMessage, type OffsetsByTopicPartition } from 'kafkajs'
-import { Collector, contract, controlRecords, messages, once, transactionMarkerOffsets, transactionalBaseOffset, uniqueName, waitFor, type Scope } from '../harness.js'
+import {
+  Collector,
+  contract,
+  controlRecords,
+  messages,
+  once,
+  transactionMarkerOffsets,
+  transactionalBaseOffset,
+  uniqueName,
+  waitFor,
+  type Scope,
+} from '../harness.js'
 
 const needs = ['transactions' as const]
 
@@ -31,7 +42,15 @@ describe('transactional offsets (KafkaJS producer spec "supports sending offsets
       const tx = await (await txProducer(t)).transaction()
       await tx.sendOffsets({
         consumerGroupId: groupId,
-        topics: [{ topic, partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '10' }] }],
+        topics: [
+          {
+            topic,
+            partitions: [
+              { partition: 0, offset: '5' },
+              { partition: 1, offset: '10' },
+            ],
+          },
+        ],
       })
       await tx.commit()
       // Kafka writes the offsets when the commit marker reaches the group coordinator, a moment after EndTxn
@@ -64,7 +83,15 @@ describe('transactional offsets (KafkaJS producer spec "supports sending offsets
       const aborted = await producer.transaction()
       await aborted.sendOffsets({
         consumerGroupId: groupId,
-        topics: [{ topic, partitions: [{ partition: 0, offset: '9' }, { partition: 1, offset: '4' }] }],
+        topics: [
+          {
+            topic,
+            partitions: [
+              { partition: 0, offset: '9' },
+              { partition: 1, offset: '4' },
+            ],
+          },
+        ],
       })
       await aborted.abort()
       const fetched = await (await t.admin()).fetchOffsets({ groupId, topics: [topic] })
@@ -108,7 +135,13 @@ describe('transactions without operations (KafkaJS producer spec "without operat
         await expect(empty[end]()).resolves.toBeUndefined()
         expect(empty.isActive()).toBe(false)
         const tx = await producer.transaction()
-        const sent = await tx.send({ topic, messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 0 }] })
+        const sent = await tx.send({
+          topic,
+          messages: [
+            { value: 'a', partition: 0 },
+            { value: 'b', partition: 0 },
+          ],
+        })
         expect(sent).toEqual([
           { topicName: topic, partition: 0, errorCode: 0, baseOffset: transactionalBaseOffset('0'), logAppendTime: '-1', logStartOffset: '0' },
         ])
@@ -370,7 +403,7 @@ describe('instrumentation events (KafkaJS consumer spec "instrumentationEvents")
 
 describe('readUncommitted (KafkaJS consumer spec "receives aborted messages for an isolation level of READ_UNCOMMITTED")', () => {
   contract(
-    'a readUncommitted consumer: Kafka delivers an aborted transaction\'s messages, pgQueue never stores them (documented)',
+    "a readUncommitted consumer: Kafka delivers an aborted transaction's messages, pgQueue never stores them (documented)",
     async (t) => {
       const topic = await t.topic(1)
       const consumer = await t.consumer({ readUncommitted: true, maxWaitTimeInMs: 100 })

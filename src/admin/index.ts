@@ -30,13 +30,15 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
 
   // KafkaJS's admin connects its cluster on demand, so every call works before (or without) connect()
   const ensureConnected = async () => {
-    acquired ??= ctx.connectClient((probe) => network.as('ApiVersions', probe)).then(
-      () => true,
-      (e: unknown) => {
-        acquired = undefined
-        throw toKafkaJSError(e, 'connect')
-      },
-    )
+    acquired ??= ctx
+      .connectClient((probe) => network.as('ApiVersions', probe))
+      .then(
+        () => true,
+        (e: unknown) => {
+          acquired = undefined
+          throw toKafkaJSError(e, 'connect')
+        },
+      )
     await acquired
   }
 

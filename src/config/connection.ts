@@ -26,8 +26,7 @@ const PG_PARAMS = new Set([
 const JDBC_ALIASES: Record<string, string> = { ApplicationName: 'application_name' }
 
 const EXPECTED_URL = 'a postgres://, postgresql:// or jdbc:postgresql://host[:port]/database URL'
-const UNENCODED =
-  'a URL whose password has @ / ? # percent-encoded (%40 %2F %3F %23): an @ past the host part leaves unknown where the password ends'
+const UNENCODED = 'a URL whose password has @ / ? # percent-encoded (%40 %2F %3F %23): an @ past the host part leaves unknown where the password ends'
 
 /** The query of `rest` (path?query#fragment) as written, and the parts around it. */
 function splitRest(rest: string): { path: string; query: string[]; fragment: string } {
@@ -124,7 +123,11 @@ export function resolveConnection(options: PgQueueOptions, env: NodeJS.ProcessEn
   const shorthand = optionalString(options.connectionString, 'options.connectionString')
   const nested = optionalString(opt.connectionString, 'options.connection.connectionString')
   if (shorthand !== undefined && nested !== undefined && shorthand !== nested) {
-    invalid('options.connectionString', maskedConnectionString(shorthand), 'to be omitted or equal options.connection.connectionString when both are given')
+    invalid(
+      'options.connectionString',
+      maskedConnectionString(shorthand),
+      'to be omitted or equal options.connection.connectionString when both are given',
+    )
   }
   const user = optionalString(opt.user, 'options.connection.user')
   const password = optionalString(opt.password, 'options.connection.password', true)

@@ -91,102 +91,114 @@ async function readBack(partition: number, firstSeq: bigint, count: number) {
 const written = new Map<string, Message & { partition: number }>()
 
 describe('fuzz: sends on a real database', () => {
-  it('each random send is refused with nothing written, or read back byte-identical', async () => {
-    const producer = await t.producer()
-    let accepted = 0
-    let refused = 0
-    await fc.assert(
-      fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 3 }), async (messages) => {
-        const before = await snapshot(t.db.pool, t.db.schema)
-        let result
-        try {
-          result = await producer.send({ topic, messages: messages as Message[] })
-        } catch (e) {
-          refused++
-          expect(e).toBeInstanceOf(KafkaJSError)
-          expect((e as { retriable?: boolean }).retriable, (e as Error).message).toBe(false)
-          expect(await snapshot(t.db.pool, t.db.schema)).toEqual(before)
-          return
-        }
-        accepted++
-        // sends are sequential, so each partition's rows from its baseOffset on are exactly this send's
-        const queue = new Map<number, Array<ReturnType<typeof toKafkaMessage>['message']>>()
-        for (const r of result) {
-          const back = await readBack(r.partition, BigInt(r.baseOffset!) + 1n, 1000)
-          queue.set(r.partition, back)
-          for (const got of back) written.set(`${r.partition}:${got.offset}`, { ...(got as unknown as Message), partition: r.partition })
-        }
-        expect([...queue.values()].reduce((n, rows) => n + rows.length, 0)).toBe(messages.length)
-        // byte-identical, in send order within each partition; a message without a partition went where the
-        // partitioner put it, which must be the head of one of the partitions
-        for (const m of messages as Array<Record<string, unknown>>) {
-          const want = {
-            key: m.key === null || m.key === undefined ? null : asBytes(m.key),
-            value: m.value === null ? null : asBytes(m.value),
-            headers: expectedHeaders(m.headers),
+  it(
+    'each random send is refused with nothing written, or read back byte-identical',
+    async () => {
+      const producer = await t.producer()
+      let accepted = 0
+      let refused = 0
+      await fc.assert(
+        fc.asyncProperty(fc.array(message, { minLength: 1, maxLength: 3 }), async (messages) => {
+          const before = await snapshot(t.db.pool, t.db.schema)
+          let result
+          try {
+            result = await producer.send({ topic, messages: messages as Message[] })
+          } catch (e) {
+            refused++
+            expect(e).toBeInstanceOf(KafkaJSError)
+            expect((e as { retriable?: boolean }).retriable, (e as Error).message).toBe(false)
+            expect(await snapshot(t.db.pool, t.db.schema)).toEqual(before)
+            return
           }
-          const candidates = m.partition !== undefined ? [m.partition as number] : [...queue.keys()]
-          const p = candidates.find((c) => {
-            const head = queue.get(c)?.[0]
-            return head !== undefined && JSON.stringify({ key: head.key, value: head.value, headers: head.headers }) === JSON.stringify(want)
-          })
-          expect(p, `no row matches ${JSON.stringify(m)}; heads ${JSON.stringify([...queue].map(([k, v]) => [k, v[0]]))}`).toBeDefined()
-          queue.get(p!)!.shift()
-        }
-      }),
-      { numRuns: runs(RUNS) },
-    )
-    console.log(`fuzz: ${accepted} sends written and read back, ${refused} refused with nothing written`)
-    expect(accepted).toBeGreaterThan(0)
-    expect(refused).toBeGreaterThan(0)
-  }, scaledMs(120_000))
+          accepted++
+          // sends are sequential, so each partition's rows from its baseOffset on are exactly this send's
+          const queue = new Map<number, Array<ReturnType<typeof toKafkaMessage>['message']>>()
+          for (const r of result) {
+            const back = await readBack(r.partition, BigInt(r.baseOffset!) + 1n, 1000)
+            queue.set(r.partition, back)
+            for (const got of back) written.set(`${r.partition}:${got.offset}`, { ...(got as unknown as Message), partition: r.partition })
+          }
+          expect([...queue.values()].reduce((n, rows) => n + rows.length, 0)).toBe(messages.length)
+          // byte-identical, in send order within each partition; a message without a partition went where the
+          // partitioner put it, which must be the head of one of the partitions
+          for (const m of messages as Array<Record<string, unknown>>) {
+            const want = {
+              key: m.key === null || m.key === undefined ? null : asBytes(m.key),
+              value: m.value === null ? null : asBytes(m.value),
+              headers: expectedHeaders(m.headers),
+            }
+            const candidates = m.partition !== undefined ? [m.partition as number] : [...queue.keys()]
+            const p = candidates.find((c) => {
+              const head = queue.get(c)?.[0]
+              return head !== undefined && JSON.stringify({ key: head.key, value: head.value, headers: head.headers }) === JSON.stringify(want)
+            })
+            expect(p, `no row matches ${JSON.stringify(m)}; heads ${JSON.stringify([...queue].map(([k, v]) => [k, v[0]]))}`).toBeDefined()
+            queue.get(p!)!.shift()
+          }
+        }),
+        { numRuns: runs(RUNS) },
+      )
+      console.log(`fuzz: ${accepted} sends written and read back, ${refused} refused with nothing written`)
+      expect(accepted).toBeGreaterThan(0)
+      expect(refused).toBeGreaterThan(0)
+    },
+    scaledMs(120_000),
+  )
 
-  it('a real consumer reads back everything the fuzz wrote, byte for byte', async () => {
-    const consumer = await t.consumer()
-    await consumer.subscribe({ topic, fromBeginning: true })
-    const got = new Map<string, { key: Buffer | null; value: Buffer | null; headers?: unknown }>()
-    await consumer.run({ eachMessage: async ({ partition, message }) => void got.set(`${partition}:${message.offset}`, message) })
-    await waitFor(() => got.size >= written.size, { timeout: scaledMs(20_000) })
-    expect(got.size).toBe(written.size)
-    for (const [where, m] of written) {
-      const c = got.get(where)!
-      expect(c, where).toBeDefined()
-      expect(c.key).toEqual(m.key)
-      expect(c.value).toEqual(m.value)
-      expect(c.headers).toEqual(m.headers)
-    }
-  }, scaledMs(60_000))
+  it(
+    'a real consumer reads back everything the fuzz wrote, byte for byte',
+    async () => {
+      const consumer = await t.consumer()
+      await consumer.subscribe({ topic, fromBeginning: true })
+      const got = new Map<string, { key: Buffer | null; value: Buffer | null; headers?: unknown }>()
+      await consumer.run({ eachMessage: async ({ partition, message }) => void got.set(`${partition}:${message.offset}`, message) })
+      await waitFor(() => got.size >= written.size, { timeout: scaledMs(20_000) })
+      expect(got.size).toBe(written.size)
+      for (const [where, m] of written) {
+        const c = got.get(where)!
+        expect(c, where).toBeDefined()
+        expect(c.key).toEqual(m.key)
+        expect(c.value).toEqual(m.value)
+        expect(c.headers).toEqual(m.headers)
+      }
+    },
+    scaledMs(60_000),
+  )
 })
 
 describe('fuzz: offsets through admin.setOffsets', () => {
-  it('random offsets are refused with nothing written, or stored exactly', async () => {
-    const admin = t.kafka.admin()
-    await admin.connect()
-    const groupId = uniqueName('fuzz-g')
-    const read = async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions.find((p) => p.partition === 0)!.offset
-    const offsets = fc.oneof(
-      fc.bigInt({ min: 0n, max: 2n ** 62n }).map(String),
-      fc.integer({ min: -5, max: 1_000_000 }),
-      fc.bigInt({ min: 2n ** 62n, max: 2n ** 66n }).map(String),
-      fc.double(),
-      fc.string({ maxLength: 6 }),
-      fc.constantFrom('-1', '-2', '', ' ', 'NaN', '1e3', null, undefined),
-    )
-    await fc.assert(
-      fc.asyncProperty(offsets, async (offset) => {
-        const before = await read()
-        try {
-          await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: offset as string }] })
-        } catch (e) {
-          expect(e).toBeInstanceOf(KafkaJSError)
-          expect(await read()).toBe(before)
-          return
-        }
-        // '-1' / '-2' are Kafka's markers and stored as such (resolved by the next consumer)
-        expect(await read()).toBe(BigInt(offset as string).toString())
-      }),
-      { numRuns: runs(RUNS) },
-    )
-    await admin.disconnect()
-  }, scaledMs(60_000))
+  it(
+    'random offsets are refused with nothing written, or stored exactly',
+    async () => {
+      const admin = t.kafka.admin()
+      await admin.connect()
+      const groupId = uniqueName('fuzz-g')
+      const read = async () => (await admin.fetchOffsets({ groupId, topics: [topic] }))[0].partitions.find((p) => p.partition === 0)!.offset
+      const offsets = fc.oneof(
+        fc.bigInt({ min: 0n, max: 2n ** 62n }).map(String),
+        fc.integer({ min: -5, max: 1_000_000 }),
+        fc.bigInt({ min: 2n ** 62n, max: 2n ** 66n }).map(String),
+        fc.double(),
+        fc.string({ maxLength: 6 }),
+        fc.constantFrom('-1', '-2', '', ' ', 'NaN', '1e3', null, undefined),
+      )
+      await fc.assert(
+        fc.asyncProperty(offsets, async (offset) => {
+          const before = await read()
+          try {
+            await admin.setOffsets({ groupId, topic, partitions: [{ partition: 0, offset: offset as string }] })
+          } catch (e) {
+            expect(e).toBeInstanceOf(KafkaJSError)
+            expect(await read()).toBe(before)
+            return
+          }
+          // '-1' / '-2' are Kafka's markers and stored as such (resolved by the next consumer)
+          expect(await read()).toBe(BigInt(offset as string).toString())
+        }),
+        { numRuns: runs(RUNS) },
+      )
+      await admin.disconnect()
+    },
+    scaledMs(60_000),
+  )
 })

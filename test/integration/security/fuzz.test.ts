@@ -196,30 +196,34 @@ afterAll(async () => {
 })
 
 describe('HTTP fuzz', () => {
-  it(`${RUNS} random requests: never a 5xx, and nothing changes but through authorized 2xx requests`, async () => {
-    const statuses = new Map<number, number>()
-    let changed = 0
-    let before = await content()
-    await fc.assert(
-      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: probe }, { weight: 1, arbitrary: wellFormed }), async (p) => {
-        const res = await raw(p.url, p.method, { headers: p.headers, body: p.body })
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-        const where = `${p.method} ${p.url.slice(0, 200)} ${JSON.stringify(p.headers)} -> ${res.status} ${res.text.slice(0, 300)}`
-        expect(res.status, where).toBeLessThan(500)
-        if (!p.authorized && !p.publicPage) expect(res.status, where).toBeGreaterThanOrEqual(400)
-        const after = await content()
-        if (res.status >= 400 || !p.authorized) expect(after, where).toEqual(before)
-        else if (JSON.stringify(after) !== JSON.stringify(before)) changed++
-        before = after
-      }),
-      { numRuns: runs(RUNS), interruptAfterTimeLimit: scaledMs(120_000), endOnFailure: true },
-    )
-    console.log(
-      `fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
-    )
-    // the generator reaches the routes, not only the gate, and valid requests do change data
-    expect(statuses.get(200)).toBeGreaterThan(0)
-    expect(changed).toBeGreaterThan(0)
-    expect(statuses.get(401)).toBeGreaterThan(0)
-  }, scaledMs(180_000))
+  it(
+    `${RUNS} random requests: never a 5xx, and nothing changes but through authorized 2xx requests`,
+    async () => {
+      const statuses = new Map<number, number>()
+      let changed = 0
+      let before = await content()
+      await fc.assert(
+        fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: probe }, { weight: 1, arbitrary: wellFormed }), async (p) => {
+          const res = await raw(p.url, p.method, { headers: p.headers, body: p.body })
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+          const where = `${p.method} ${p.url.slice(0, 200)} ${JSON.stringify(p.headers)} -> ${res.status} ${res.text.slice(0, 300)}`
+          expect(res.status, where).toBeLessThan(500)
+          if (!p.authorized && !p.publicPage) expect(res.status, where).toBeGreaterThanOrEqual(400)
+          const after = await content()
+          if (res.status >= 400 || !p.authorized) expect(after, where).toEqual(before)
+          else if (JSON.stringify(after) !== JSON.stringify(before)) changed++
+          before = after
+        }),
+        { numRuns: runs(RUNS), interruptAfterTimeLimit: scaledMs(120_000), endOnFailure: true },
+      )
+      console.log(
+        `fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
+      )
+      // the generator reaches the routes, not only the gate, and valid requests do change data
+      expect(statuses.get(200)).toBeGreaterThan(0)
+      expect(changed).toBeGreaterThan(0)
+      expect(statuses.get(401)).toBeGreaterThan(0)
+    },
+    scaledMs(180_000),
+  )
 })

@@ -83,7 +83,10 @@ describe('connection precedence', () => {
 describe('readConnectionString', () => {
   it('converts jdbc URLs, keeping only parameters pg understands', () => {
     expect(
-      readConnectionString('jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms', DS).connectionString,
+      readConnectionString(
+        'jdbc:postgresql://localhost:5432/datahub?sslmode=require&prepareThreshold=0&reWriteBatchedInserts=true&ApplicationName=gms',
+        DS,
+      ).connectionString,
     ).toBe('postgres://localhost:5432/datahub?sslmode=require&application_name=gms')
     expect(readConnectionString('jdbc:postgresql://db.example.com/datahub', DS).connectionString).toBe('postgres://db.example.com/datahub')
     expect(readConnectionString('JDBC:POSTGRESQL://[::1]:5433/d?ssl=true', DS).connectionString).toBe('postgres://[::1]:5433/d?ssl=true')

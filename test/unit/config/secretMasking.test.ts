@@ -51,7 +51,8 @@ function expectNoLeak(pw: string) {
   for (const form of FORMS) {
     const { options, env } = form(pw)
     // the string without the password, and each message's wording (a valid, an invalid and an ambiguous password)
-    const explained = ['Pw', 'Pw,:x', 'Pw/@'].map((p) => JSON.stringify(form(p)) + linesFor(form(p).options, form(p).env).join('\n')).join('\n') + WORDING
+    const explained =
+      ['Pw', 'Pw,:x', 'Pw/@'].map((p) => JSON.stringify(form(p)) + linesFor(form(p).options, form(p).env).join('\n')).join('\n') + WORDING
     for (const line of linesFor(options, env)) expect(leaks(line, pw, explained), `${JSON.stringify(form(pw))} -> ${line}`).toEqual([])
   }
 }

@@ -45,7 +45,9 @@ const key = (e: Exception) => `${e.file} › ${e.name}`
 
 describe('docs/guarantees.md open exceptions', () => {
   it('lists exactly the it.fails tests of the repository', () => {
-    const listed = listedExceptions(fs.readFileSync(path.join(root, 'docs/guarantees.md'), 'utf8')).map(key).sort()
+    const listed = listedExceptions(fs.readFileSync(path.join(root, 'docs/guarantees.md'), 'utf8'))
+      .map(key)
+      .sort()
     const present = ['test', 'compat-tests']
       .flatMap(testFiles)
       .filter((f) => f !== 'test/unit/docs/openExceptions.test.ts') // its own examples below
@@ -59,7 +61,8 @@ describe('docs/guarantees.md open exceptions', () => {
   })
 
   it('reads the table and the tests as the docs describe them (the check itself can fail)', () => {
-    const md = '# G\n\n## Open exceptions\n\ntext\n\n| Promise broken | File | Test |\n|---|---|---|\n| p | `test/a.test.ts` | [bug] x |\n\n## Next\n| a | b |'
+    const md =
+      '# G\n\n## Open exceptions\n\ntext\n\n| Promise broken | File | Test |\n|---|---|---|\n| p | `test/a.test.ts` | [bug] x |\n\n## Next\n| a | b |'
     expect(listedExceptions(md)).toEqual([{ file: 'test/a.test.ts', name: '[bug] x' }])
     expect(failingTests('f', "it.fails('[bug] x', () => {})\nit('y', f)\ntest.fails.skip(\"[bug] z\", g)")).toEqual([
       { file: 'f', name: '[bug] x' },
