@@ -180,7 +180,21 @@ describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/regis
     },
     yarn: {
       manifest: (spec) => ({ dependencies: { ...ALIAS, kafkajs: spec }, resolutions: { kafkajs: spec } }),
-      install: ['npx', ['-y', 'yarn@1.22.22', 'install', '--ignore-optional', '--ignore-scripts', '--non-interactive']],
+      // a cache of its own: yarn 1 caches a file: tarball by name and version, so a shared cache would install the
+      // tarball of an earlier run of this same version (older migrations) instead of the one just packed
+      install: [
+        'npx',
+        [
+          '-y',
+          'yarn@1.22.22',
+          'install',
+          '--ignore-optional',
+          '--ignore-scripts',
+          '--non-interactive',
+          '--cache-folder',
+          path.join(tmp, 'yarn-cache'),
+        ],
+      ],
     },
   }
   for (const [manager, recipe] of Object.entries(RECIPES)) {
