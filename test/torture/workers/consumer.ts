@@ -52,9 +52,12 @@ function processed(topic: string, partition: number, offset: string) {
   processedAt.set(`${topic}/${partition}`, BigInt(offset))
 }
 
-/** Now and then slower than the session (the lease lapses), then a heartbeat: the member may take its partition again. */
+/**
+ * Now and then slower than the session (the lease lapses), then a heartbeat: the member may take its partition again.
+ * Not while draining: drawn per message, it would stall nearly every batch and the drain could never finish.
+ */
 async function maybeSlow(heartbeat: () => Promise<void>) {
-  if (!draw.slow || !rng.chance(0.03)) return
+  if (!draw.slow || w.draining || !rng.chance(0.03)) return
   cover('handler slower than sessionTimeout')
   await sleep(Math.round(spec.sessionTimeoutMs * (1.2 + 0.5 * rng.next())))
   await w.track('heartbeat', () => heartbeat()).catch(() => undefined)
@@ -62,7 +65,7 @@ async function maybeSlow(heartbeat: () => Promise<void>) {
 
 /** From inside a handler: pause the partition (resumed a little later) or seek back to an offset processed. */
 function maybeMidBatch(topic: string, partition: number, pause: () => () => void) {
-  if (!draw.midBatch || !rng.chance(0.02)) return
+  if (!draw.midBatch || w.draining || !rng.chance(0.02)) return
   if (spec.ops.includes('seek') && rng.chance(0.5)) {
     const last = processedAt.get(`${topic}/${partition}`)
     if (last === undefined) return
