@@ -23,9 +23,11 @@ $fn$;
 
 -- DataHub's lock for one partition, held to the end of the transaction. p_holding: the transaction already holds
 -- other partitions' locks (the commit-time numbering of several partitions). Ours are all taken in one order, but
--- DataHub's enqueue_batch takes its locks in message order, so a wait while holding may be half of a cycle with it:
--- such a wait is bounded by half of deadlock_timeout, so that we, not DataHub's producer, give up (55P03, retriable)
--- before PostgreSQL's detector picks a victim.
+-- DataHub's enqueue_batch takes its locks in message order, so a wait while holding may be half of a cycle with it.
+-- Such a wait goes in slices of half of deadlock_timeout; before each slice the holders' wait chains are searched for
+-- this backend, and only a cycle through it gives up (55P03, retriable), so we, not DataHub's producer, are the one
+-- to yield before PostgreSQL's detector picks a victim. A holder that is merely slow (a loaded machine, a long
+-- transaction of another schema: the key has no schema in it) is waited for, up to the session's own lock_timeout.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_id bigint, p_partition int, p_holding boolean)
 RETURNS void
 LANGUAGE plpgsql
@@ -34,20 +36,64 @@ AS $fn$
 DECLARE
     key constant bigint := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(p_topic_id, p_partition);
     previous text;
-    bound bigint;
+    slice bigint;
+    budget bigint;
+    remaining bigint;
+    started timestamptz;
 BEGIN
     IF NOT p_holding THEN
         PERFORM pg_catalog.pg_advisory_xact_lock(key);
-    ELSIF NOT pg_catalog.pg_try_advisory_xact_lock(key) THEN
-        previous := pg_catalog.current_setting('lock_timeout');
-        bound := greatest(10, (extract(epoch FROM pg_catalog.current_setting('deadlock_timeout')::interval) * 500)::bigint);
-        IF previous = '0' OR (extract(epoch FROM previous::interval) * 1000)::bigint > bound THEN
-            PERFORM pg_catalog.set_config('lock_timeout', bound::text, true);
-        END IF;
-        PERFORM pg_catalog.pg_advisory_xact_lock(key);
-        PERFORM pg_catalog.set_config('lock_timeout', previous, true);
+        RETURN;
     END IF;
+    IF pg_catalog.pg_try_advisory_xact_lock(key) THEN
+        RETURN;
+    END IF;
+    previous := pg_catalog.current_setting('lock_timeout');
+    budget := (extract(epoch FROM previous::interval) * 1000)::bigint; -- 0: the session sets no bound of its own
+    slice := greatest(10, (extract(epoch FROM pg_catalog.current_setting('deadlock_timeout')::interval) * 500)::bigint);
+    started := pg_catalog.clock_timestamp();
+    LOOP
+        -- checked before each slice, so a cycle that a holder closed before this wait began is seen at once
+        IF __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_waits_for_me(key) THEN
+            PERFORM pg_catalog.set_config('lock_timeout', previous, true);
+            RAISE EXCEPTION 'lock of partition % of topic % not taken: its holder waits for this transaction', p_partition, p_topic_id
+                USING ERRCODE = 'lock_not_available',
+                      HINT = 'retriable, nothing was written: DataHub''s enqueue_batch locks partitions in message order';
+        END IF;
+        IF budget > 0 THEN
+            remaining := budget - (extract(epoch FROM pg_catalog.clock_timestamp() - started) * 1000)::bigint;
+            IF remaining <= 0 THEN
+                PERFORM pg_catalog.set_config('lock_timeout', previous, true);
+                RAISE EXCEPTION 'canceling statement due to lock timeout' USING ERRCODE = 'lock_not_available';
+            END IF;
+        END IF;
+        PERFORM pg_catalog.set_config('lock_timeout', (CASE WHEN budget > 0 THEN least(slice, remaining) ELSE slice END)::text, true);
+        BEGIN
+            PERFORM pg_catalog.pg_advisory_xact_lock(key);
+            PERFORM pg_catalog.set_config('lock_timeout', previous, true);
+            RETURN;
+        EXCEPTION WHEN lock_not_available THEN
+            NULL; -- the slice ended: look for a cycle again
+        END;
+    END LOOP;
 END
+$fn$;
+
+-- Whether a holder of the advisory lock `p_key` waits, directly or through others, for this backend: the wait
+-- would close a cycle. Walks pg_blocking_pids from the holders (UNION stops on cycles among them).
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_waits_for_me(p_key bigint)
+RETURNS boolean
+LANGUAGE sql
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+    WITH RECURSIVE chain(pid) AS (
+        SELECT l.pid FROM pg_catalog.pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())
+          AND l.classid = ((p_key >> 32) & 4294967295)::oid AND l.objid = (p_key & 4294967295)::oid AND l.objsubid = 1
+        UNION
+        SELECT b.pid FROM chain c, LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(c.pid)) AS b(pid)
+    )
+    SELECT EXISTS (SELECT 1 FROM chain WHERE pid = pg_catalog.pg_backend_pid())
 $fn$;
 
 -- Takes p_count seqs of one partition under DataHub's lock; returns the first. A partition with no ledger row (made

@@ -143,3 +143,58 @@ describe('sharing the sequence with DataHub producers', () => {
     expect(meta.baseOffset).toBe('1') // DataHub's row took offset 0
   })
 })
+
+describe('commit-time numbering waiting for a partition while holding another', () => {
+  /** An outbox transaction over partitions 0 and 1 of `topic`, its COMMIT waiting for a lock (deadlock_timeout 100 ms). */
+  async function committingOutbox(topic: string): Promise<{ commit: Promise<{ code?: string } | null> }> {
+    const producer = await t.producer()
+    const client: pg.Client = await t.db.connect()
+    await client.query(`SET deadlock_timeout = '100ms'`)
+    await client.query('BEGIN')
+    await producer.sendWith(client, { topic, messages: [0, 1].map((p) => ({ key: `o-${p}`, value: 'v', partition: p })) })
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
+    const commit = client.query('COMMIT').then(
+      () => null,
+      (e: unknown) => e as { code?: string },
+    )
+    await waitFor(async () => {
+      const res = await t.db.pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`, [pid])
+      return (res.rowCount ?? 0) > 0
+    })
+    return { commit } // wrapped: an async function would otherwise wait for the COMMIT itself
+  }
+
+  async function rows(topic: string): Promise<number> {
+    const res = await t.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${q('message')} WHERE topic_id = $1`, [await topicId(topic)])
+    return res.rows[0].n
+  }
+
+  it('a holder slower than half of deadlock_timeout that waits for nobody is waited for: COMMIT succeeds', async () => {
+    const topic = await t.createTopic(2, 'dh-slow')
+    const holder = await t.db.connect()
+    await holder.query('BEGIN')
+    await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [datahubLockKey(await topicId(topic), 1).toString()])
+    const { commit } = await committingOutbox(topic)
+    // the fault: a holder stalled for ten of the waiter's 50 ms slices (the old bound gave up after one)
+    await new Promise((r) => setTimeout(r, 500))
+    await holder.query('COMMIT')
+    expect(await commit).toBeNull()
+    expect(await rows(topic)).toBe(2)
+  })
+
+  it('a holder that then waits for the committing transaction (a cycle, as with enqueue_batch) makes it give up, not the holder', async () => {
+    const topic = await t.createTopic(2, 'dh-cycle')
+    const id = await topicId(topic)
+    const holder = await t.db.connect()
+    await holder.query('BEGIN')
+    await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [datahubLockKey(id, 1).toString()])
+    const { commit } = await committingOutbox(topic)
+    // DataHub's enqueue_batch, messages for partition 1 then 0: it holds 1 and now asks for 0, which the COMMIT holds
+    const holderWaits = holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [datahubLockKey(id, 0).toString()])
+    const failure = await commit
+    expect(failure?.code).toBe('55P03')
+    await holderWaits // the holder was not made a deadlock victim
+    await holder.query('COMMIT')
+    expect(await rows(topic)).toBe(0)
+  })
+})
