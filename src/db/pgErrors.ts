@@ -68,6 +68,11 @@ export function sqlState(err: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !NODE_CODES.has(code) ? code : undefined
 }
 
+/** A foreign-key violation on a `*_topic_id_fkey`: the topic row a cached id named was deleted meanwhile. */
+export function isDeletedTopic(err: unknown): boolean {
+  return sqlState(err) === '23503' && /_topic_id_fkey$/.test((err as { constraint?: string }).constraint ?? '')
+}
+
 /**
  * Wraps a pg/network error into KafkaJS's error classes so callers can rely on `retriable`
  * and `instanceof`. KafkaJS errors pass through unchanged. The original is kept as `cause`.

@@ -5,7 +5,7 @@ import type { PgQueueContext } from '../client/context.js'
 import { newTopicFromDefaults } from '../client/topicDefaults.js'
 import type { PayloadCompression } from '../config/types.js'
 import type { Queryable } from '../db/database.js'
-import { sqlState, toKafkaJSError } from '../db/pgErrors.js'
+import { isDeletedTopic, toKafkaJSError } from '../db/pgErrors.js'
 import { KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { createInstrumentationEmitter, producerEvents } from '../kafkajs/instrumentation.js'
 import { kafkajsSendChecks, normalizeProducerBatch, topicNameProblem, validateTransactionalId } from '../kafkajs/messageValidation.js'
@@ -40,8 +40,6 @@ export function payloadCompressionFor(compression: number | undefined, configure
 
 /** KafkaJS's producer default */
 const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
-
-const isDeletedTopic = (e: unknown) => sqlState(e) === '23503' && /_topic_id_fkey$/.test((e as { constraint?: string }).constraint ?? '')
 
 const recordAsBatch = (r: ProducerRecord): ProducerBatch => ({ acks: r.acks, timeout: r.timeout, compression: r.compression, topicMessages: [r] })
 
