@@ -10,6 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest'
+import { packedTarball } from '../../test/helpers/packedTarball.js'
 import { backendName, backendUnavailable, contract, fileSchema, uniqueName, type Scope } from '../harness.js'
 
 const run = promisify(execFile)
@@ -39,11 +40,11 @@ function sh(cmd: string, args: string[], cwd: string): string {
 
 let tarball = ''
 
-/** Build and pack the package once, as it would be published. */
+/** The package as it would be published (built once per run and shared: test/helpers/packedTarball.ts), copied here. */
 function packTarball(): void {
-  sh('npm', ['run', 'build'], root)
-  const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as { filename: string }[]
-  tarball = path.join(tmp, packed[0]!.filename)
+  const shared = packedTarball()
+  tarball = path.join(tmp, path.basename(shared.tarball))
+  fs.copyFileSync(shared.tarball, tarball)
 }
 
 /** A fresh app directory with the given manifest and the fixture programs. */
@@ -197,24 +198,28 @@ describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/regis
       ],
     },
   }
-  for (const [manager, recipe] of Object.entries(RECIPES)) {
-    contract(
-      `static alias with ${manager}: a dependency's require('kafkajs') gets this package`,
-      async (t, ctx) => {
-        if (backendName !== 'pgqueue') {
-          ctx.task.meta.pending = 'a static alias always runs on PostgreSQL: no kafka column'
-          ctx.skip(ctx.task.meta.pending)
-        }
-        const dir = path.join(tmp, `alias-${manager}`)
-        makeApp(dir, recipe.manifest(`file:${tarball}`))
-        sh(recipe.install[0], recipe.install[1], dir)
-        const runId = uniqueName(`alias_${manager}`)
-        const out = await runFixture(null, 'async-retry.cjs', runId, dir)
-        expect(out.kafka).toBe('kafkajs-pgqueue')
-        expect(out.attempts).toHaveLength(2)
-        await expectMessagesIn(t, [`${runId}-orders`])
-      },
-      { timeout: 240_000 },
-    )
-  }
+  // three installs of their own (npm, pnpm, yarn; separate caches): side by side, as they mostly wait on the network
+  // and the disk
+  describe.concurrent('static aliases', () => {
+    for (const [manager, recipe] of Object.entries(RECIPES)) {
+      contract(
+        `static alias with ${manager}: a dependency's require('kafkajs') gets this package`,
+        async (t, ctx) => {
+          if (backendName !== 'pgqueue') {
+            ctx.task.meta.pending = 'a static alias always runs on PostgreSQL: no kafka column'
+            ctx.skip(ctx.task.meta.pending)
+          }
+          const dir = path.join(tmp, `alias-${manager}`)
+          makeApp(dir, recipe.manifest(`file:${tarball}`))
+          await run(recipe.install[0], recipe.install[1], { cwd: dir, timeout: 300_000 })
+          const runId = uniqueName(`alias_${manager}`)
+          const out = await runFixture(null, 'async-retry.cjs', runId, dir)
+          expect(out.kafka).toBe('kafkajs-pgqueue')
+          expect(out.attempts).toHaveLength(2)
+          await expectMessagesIn(t, [`${runId}-orders`])
+        },
+        { timeout: 240_000 },
+      )
+    }
+  })
 })

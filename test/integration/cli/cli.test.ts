@@ -45,7 +45,8 @@ function cli(args: string[], input = ''): Promise<Result> {
 
 const conn = ['--url', db.connectionString, '--schema', db.schema]
 
-describe('usage', () => {
+// no database and nothing shared: thirteen CLI processes side by side instead of one after another
+describe.concurrent('usage', () => {
   it.each([
     [['nonsense'], 'unknown command "nonsense"', 'Commands:'],
     [['topics'], 'topics needs a command', 'topics create'],
