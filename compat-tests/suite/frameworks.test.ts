@@ -10,14 +10,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest'
-import { packedTarball } from '../../test/helpers/packedTarball.js'
+import { oncePerSources, packedTarball } from '../../test/helpers/packedTarball.js'
 import { backendName, backendUnavailable, contract, fileSchema, uniqueName, type Scope } from '../harness.js'
 
 const run = promisify(execFile)
 const root = path.resolve(__dirname, '../..')
 const fixtures = path.join(root, 'compat-tests', 'frameworks')
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kafkajs-pgqueue-frameworks-'))
-const app = path.join(tmp, 'app')
+/** The app with the frameworks installed: the same for both transports, so made once (installApp) */
+let app = path.join(tmp, 'app')
 
 /** The framework versions tried; exact, so a new release cannot change the test under us. */
 const APP_DEPENDENCIES = {
@@ -49,7 +50,7 @@ function packTarball(): void {
 
 /** A fresh app directory with the given manifest and the fixture programs. */
 function makeApp(dir: string, manifest: Record<string, unknown>): void {
-  fs.mkdirSync(dir)
+  fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'frameworks-app', private: true, ...manifest }, null, 2))
   for (const f of ['support.cjs', 'nest.mjs', 'async-retry.cjs', 'program.cjs', 'program.mjs']) {
     fs.copyFileSync(path.join(fixtures, f), path.join(dir, f))
@@ -58,11 +59,17 @@ function makeApp(dir: string, manifest: Record<string, unknown>): void {
 
 const NPM_INSTALL = ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts']
 
-/** Install the package into a fresh app with the frameworks, as a user would. */
+/**
+ * Install the package into a fresh app with the frameworks, as a user would: once per state of the sources, shared by
+ * the Kafka and the PostgreSQL columns (the programs only read it; what differs is the environment they run in).
+ */
 function installApp(): void {
-  makeApp(app, { dependencies: { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${tarball}` } })
-  // --install-links copies the file: helper packages instead of linking back into this repository
-  sh('npm', [...NPM_INSTALL, '--install-links'], app)
+  app = oncePerSources('frameworks-app', (dir) => {
+    makeApp(dir, { dependencies: { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${packedTarball().tarball}` } })
+    // --install-links copies the file: helper packages instead of linking back into this repository
+    sh('npm', [...NPM_INSTALL, '--install-links'], dir)
+    return dir
+  })
 }
 
 /** The environment a deployment would set: the transport, and the broker or the database. */

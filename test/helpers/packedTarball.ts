@@ -2,11 +2,12 @@
 // test, the instrumentation test, the contract suite's frameworks file on each transport). Each of them used to run
 // `npm run build` itself: four builds of ~11 CPU-s in one `npm test`, and worse, side by side in the vitest and the
 // compat stages, one build's `rm -rf dist` could empty the directory another was packing. Now the first caller builds
-// under a lock (a directory, made atomically) and the others wait for its result in .cache/pack/<hash>/; the hash
+// under a lock (a directory, made atomically) and the others wait for its result in <tmp>/kafkajs-pgqueue-pack-*/<hash>/; the hash
 // covers every file that goes into the build or the tarball, so an edit makes a new one.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 
 export const root = path.resolve(__dirname, '../..')
@@ -18,7 +19,21 @@ export interface Packed {
   files: string[]
 }
 
-const INPUTS = ['src', 'migrations', 'docs', 'examples', 'scripts', 'package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json']
+// what the build and the tarball are made of, and what the shared frameworks app is made of (its fixtures, its manifest)
+const INPUTS = [
+  'src',
+  'migrations',
+  'docs',
+  'examples',
+  'scripts',
+  'package.json',
+  'README.md',
+  'LICENSE',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'compat-tests/frameworks',
+  'compat-tests/suite/frameworks.test.ts',
+]
 const WAIT_MS = 600_000
 
 function sh(cmd: string, args: string[]): string {
@@ -70,42 +85,57 @@ function lockOwner(lock: string): number {
   }
 }
 
-/** Builds and packs the package, or waits for the caller that is doing it; synchronous like the spawns around it. */
-export function packedTarball(): Packed {
-  const base = path.join(root, '.cache', 'pack')
+/**
+ * What `produce` makes in its directory, made once per state of the sources by whichever caller comes first (under a
+ * lock), the others waiting for it: synchronous like the spawns around it.
+ */
+export function oncePerSources<T>(name: string, produce: (dir: string) => T): T {
+  // outside the repository: an app installed under it would resolve the repository's node_modules by walking up
+  const base = path.join(os.tmpdir(), `kafkajs-pgqueue-pack-${createHash('sha256').update(root).digest('hex').slice(0, 8)}`)
   const hash = sourceHash()
-  const dir = path.join(base, hash)
-  const result = path.join(dir, 'packed.json')
-  const lock = path.join(base, `${hash}.lock`)
+  const states = path.join(base, hash)
+  const dir = path.join(states, name)
+  const result = `${dir}.json`
+  const lock = `${dir}.lock`
   const deadline = Date.now() + WAIT_MS
-  fs.mkdirSync(base, { recursive: true })
+  if (!fs.existsSync(states)) {
+    fs.mkdirSync(states, { recursive: true })
+    // older states' builds are of no use any more (one being made right now is left alone)
+    for (const old of fs.readdirSync(base))
+      if (old !== hash && !fs.readdirSync(path.join(base, old)).some((f) => f.endsWith('.lock')))
+        fs.rmSync(path.join(base, old), { recursive: true, force: true })
+  }
   for (;;) {
-    if (fs.existsSync(result)) return JSON.parse(fs.readFileSync(result, 'utf8')) as Packed
+    if (fs.existsSync(result)) return JSON.parse(fs.readFileSync(result, 'utf8')) as T
     if (!takeLock(lock)) {
-      // someone is building: wait for it, unless it died (then its lock is taken over)
+      // someone is making it: wait, unless it died (then its lock is taken over)
       const owner = lockOwner(lock)
       if (owner > 0 && !alive(owner)) fs.rmSync(lock, { recursive: true, force: true })
-      if (Date.now() > deadline) throw new Error(`waited ${WAIT_MS} ms for the build in ${lock} (pid ${owner || '?'})`)
+      if (Date.now() > deadline) throw new Error(`waited ${WAIT_MS} ms for ${lock} (pid ${owner || '?'})`)
       sleep(250)
       continue
     }
     try {
       fs.writeFileSync(path.join(lock, 'pid'), String(process.pid))
-      // older states' tarballs are of no use any more
-      for (const old of fs.readdirSync(base))
-        if (old !== hash && !old.endsWith('.lock')) fs.rmSync(path.join(base, old), { recursive: true, force: true })
       fs.rmSync(dir, { recursive: true, force: true })
       fs.mkdirSync(dir, { recursive: true })
-      sh('npm', ['run', 'build'])
-      // already built above: skip the prepack build
-      const out = sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir])
-      const [info] = JSON.parse(out.slice(out.indexOf('['), out.lastIndexOf(']') + 1)) as Array<{ filename: string; files: Array<{ path: string }> }>
-      const packed: Packed = { tarball: path.join(dir, info!.filename), files: info!.files.map((f) => f.path) }
-      fs.writeFileSync(`${result}.tmp`, JSON.stringify(packed))
+      const value = produce(dir)
+      fs.writeFileSync(`${result}.tmp`, JSON.stringify(value))
       fs.renameSync(`${result}.tmp`, result)
-      return packed
+      return value
     } finally {
       fs.rmSync(lock, { recursive: true, force: true })
     }
   }
+}
+
+/** Builds and packs the package, or waits for the caller that is doing it. */
+export function packedTarball(): Packed {
+  return oncePerSources('tarball', (dir) => {
+    sh('npm', ['run', 'build'])
+    // already built above: skip the prepack build
+    const out = sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir])
+    const [info] = JSON.parse(out.slice(out.indexOf('['), out.lastIndexOf(']') + 1)) as Array<{ filename: string; files: Array<{ path: string }> }>
+    return { tarball: path.join(dir, info!.filename), files: info!.files.map((f) => f.path) }
+  })
 }
