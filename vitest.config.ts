@@ -20,10 +20,15 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          setupFiles: ['test/setup/fastCheck.ts'],
+          // no database, no module-level state a file leaves behind (mocks are restored, fake timers reset): one
+          // module graph per worker instead of one per file. Loading src/ again for each of ~50 files was three
+          // quarters of the project's CPU time (docs/testing.md); --isolate overrides for a suspected leak.
+          isolate: false,
+          setupFiles: ['test/setup/fastCheck.ts', 'test/setup/cpuReport.ts'],
           // a bound that catches a hang, not a timing assertion: a property of 2,000 runs on a loaded 2-core machine
-          // with four workers took more than vitest's default 5 s
-          testTimeout: 30_000 * runsMultiplier,
+          // with four workers took more than vitest's default 5 s, and four properties of 1-2 s each took more than
+          // 30 s on this machine shared with four other suites (docs/testing.md)
+          testTimeout: 120_000 * runsMultiplier,
         },
       },
       {
@@ -31,7 +36,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/setup/globalPg.ts'],
-          setupFiles: ['test/setup/fastCheck.ts'],
+          setupFiles: ['test/setup/fastCheck.ts', 'test/setup/cpuReport.ts'],
           testTimeout: 30_000 * runsMultiplier,
           hookTimeout: 30_000,
           fileParallelism: true,

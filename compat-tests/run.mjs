@@ -25,8 +25,11 @@ function backendsFromArgs(argv) {
   return backends
 }
 
-/** Runs vitest for one backend; resolves with its JSON report (or null) and timings. */
-function runBackend(backend, scratch) {
+/**
+ * Runs vitest for one backend; resolves with its JSON report (or null) and timings. With `logFile` its output goes
+ * there and is printed whole when it ends (two backends side by side would interleave line by line).
+ */
+function runBackend(backend, scratch, logFile) {
   const jsonFile = path.join(scratch, `${backend}.json`)
   const brokerFile = path.join(scratch, `${backend}-broker.json`)
   const args = [
@@ -45,11 +48,18 @@ function runBackend(backend, scratch) {
     KAFKAJS_NO_PARTITIONER_WARNING: '1',
     VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true',
   }
-  console.log(`\n=== compat suite: backend ${backend} ===`)
+  const out = logFile ? fs.openSync(logFile, 'w') : undefined
+  if (out === undefined) console.log(`\n=== compat suite: backend ${backend} ===`)
+  else console.log(`compat suite: backend ${backend} started (its output follows when it ends)`)
   const started = Date.now()
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' })
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: out === undefined ? 'inherit' : ['ignore', out, out] })
     child.on('exit', (code, signal) => {
+      if (out !== undefined) {
+        fs.closeSync(out)
+        process.stdout.write(`\n=== compat suite: backend ${backend} (${((Date.now() - started) / 1000).toFixed(0)} s) ===\n`)
+        process.stdout.write(fs.readFileSync(logFile))
+      }
       const read = (f) => (fs.existsSync(f) ? JSON.parse(fs.readFileSync(f, 'utf8')) : null)
       // CI's closing summary line counts every report in .cache/
       if (process.env.CI && fs.existsSync(jsonFile)) {
@@ -105,11 +115,13 @@ function printTable(backends, results) {
 
 const backends = backendsFromArgs(process.argv.slice(2))
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'compat-'))
-const results = []
-for (const backend of backends) {
-  const run = await runBackend(backend, scratch)
-  results.push({ ...run, rows: outcomes(run) })
-}
+// The backends side by side: each spends most of its time waiting (on the broker's group protocol, on PostgreSQL, on
+// child processes), so together they take little more than the slower one. COMPAT_SERIAL=1 runs them one after another.
+const serial = process.env.COMPAT_SERIAL === '1' || backends.length < 2
+const runs = serial
+  ? await backends.reduce(async (done, backend) => [...(await done), await runBackend(backend, scratch)], Promise.resolve([]))
+  : await Promise.all(backends.map((backend) => runBackend(backend, scratch, path.join(scratch, `${backend}.log`))))
+const results = runs.map((run) => ({ ...run, rows: outcomes(run) }))
 fs.rmSync(scratch, { recursive: true, force: true })
 
 printTable(backends, results)

@@ -33,7 +33,10 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
   )
 }
 
-describe('admin without connect()', () => {
+// Each test has its own topic and group, and on Kafka most of them wait for KafkaJS's own setOffsets/resetOffsets
+// consumer (a group join and a fetch of up to 5 s each): run side by side, the file takes its slowest test's time
+// instead of the sum (two minutes on Kafka).
+describe.concurrent('admin without connect()', () => {
   contract('listTopics works without connect()', async (t) => {
     const topic = await t.topic(1)
     const admin = await unconnectedAdmin(t)
@@ -104,7 +107,7 @@ describe('admin without connect()', () => {
   })
 })
 
-describe('admin offsets as Kafka stores them', () => {
+describe.concurrent('admin offsets as Kafka stores them', () => {
   contract('resetOffsets({ earliest: true }) then fetchOffsets({ resolveOffsets: true }) returns the low watermark', async (t) => {
     const topic = await topicWith(t, 3)
     const groupId = uniqueName('group')

@@ -10,13 +10,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, inject } from 'vitest'
+import { oncePerSources, packedTarball } from '../../test/helpers/packedTarball.js'
 import { backendName, backendUnavailable, contract, fileSchema, uniqueName, type Scope } from '../harness.js'
 
 const run = promisify(execFile)
 const root = path.resolve(__dirname, '../..')
 const fixtures = path.join(root, 'compat-tests', 'frameworks')
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kafkajs-pgqueue-frameworks-'))
-const app = path.join(tmp, 'app')
+/** The app with the frameworks installed: the same for both transports, so made once (installApp) */
+let app = path.join(tmp, 'app')
 
 /** The framework versions tried; exact, so a new release cannot change the test under us. */
 const APP_DEPENDENCIES = {
@@ -39,16 +41,16 @@ function sh(cmd: string, args: string[], cwd: string): string {
 
 let tarball = ''
 
-/** Build and pack the package once, as it would be published. */
+/** The package as it would be published (built once per run and shared: test/helpers/packedTarball.ts), copied here. */
 function packTarball(): void {
-  sh('npm', ['run', 'build'], root)
-  const packed = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as { filename: string }[]
-  tarball = path.join(tmp, packed[0]!.filename)
+  const shared = packedTarball()
+  tarball = path.join(tmp, path.basename(shared.tarball))
+  fs.copyFileSync(shared.tarball, tarball)
 }
 
 /** A fresh app directory with the given manifest and the fixture programs. */
 function makeApp(dir: string, manifest: Record<string, unknown>): void {
-  fs.mkdirSync(dir)
+  fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'frameworks-app', private: true, ...manifest }, null, 2))
   for (const f of ['support.cjs', 'nest.mjs', 'async-retry.cjs', 'program.cjs', 'program.mjs']) {
     fs.copyFileSync(path.join(fixtures, f), path.join(dir, f))
@@ -57,11 +59,17 @@ function makeApp(dir: string, manifest: Record<string, unknown>): void {
 
 const NPM_INSTALL = ['install', '--no-audit', '--no-fund', '--prefer-offline', '--omit=optional', '--ignore-scripts']
 
-/** Install the package into a fresh app with the frameworks, as a user would. */
+/**
+ * Install the package into a fresh app with the frameworks, as a user would: once per state of the sources, shared by
+ * the Kafka and the PostgreSQL columns (the programs only read it; what differs is the environment they run in).
+ */
 function installApp(): void {
-  makeApp(app, { dependencies: { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${tarball}` } })
-  // --install-links copies the file: helper packages instead of linking back into this repository
-  sh('npm', [...NPM_INSTALL, '--install-links'], app)
+  app = oncePerSources('frameworks-app', (dir) => {
+    makeApp(dir, { dependencies: { ...APP_DEPENDENCIES, 'kafkajs-pgqueue': `file:${packedTarball().tarball}` } })
+    // --install-links copies the file: helper packages instead of linking back into this repository
+    sh('npm', [...NPM_INSTALL, '--install-links'], dir)
+    return dir
+  })
 }
 
 /** The environment a deployment would set: the transport, and the broker or the database. */
@@ -197,24 +205,28 @@ describe('frameworks that load kafkajs themselves, through kafkajs-pgqueue/regis
       ],
     },
   }
-  for (const [manager, recipe] of Object.entries(RECIPES)) {
-    contract(
-      `static alias with ${manager}: a dependency's require('kafkajs') gets this package`,
-      async (t, ctx) => {
-        if (backendName !== 'pgqueue') {
-          ctx.task.meta.pending = 'a static alias always runs on PostgreSQL: no kafka column'
-          ctx.skip(ctx.task.meta.pending)
-        }
-        const dir = path.join(tmp, `alias-${manager}`)
-        makeApp(dir, recipe.manifest(`file:${tarball}`))
-        sh(recipe.install[0], recipe.install[1], dir)
-        const runId = uniqueName(`alias_${manager}`)
-        const out = await runFixture(null, 'async-retry.cjs', runId, dir)
-        expect(out.kafka).toBe('kafkajs-pgqueue')
-        expect(out.attempts).toHaveLength(2)
-        await expectMessagesIn(t, [`${runId}-orders`])
-      },
-      { timeout: 240_000 },
-    )
-  }
+  // three installs of their own (npm, pnpm, yarn; separate caches): side by side, as they mostly wait on the network
+  // and the disk
+  describe.concurrent('static aliases', () => {
+    for (const [manager, recipe] of Object.entries(RECIPES)) {
+      contract(
+        `static alias with ${manager}: a dependency's require('kafkajs') gets this package`,
+        async (t, ctx) => {
+          if (backendName !== 'pgqueue') {
+            ctx.task.meta.pending = 'a static alias always runs on PostgreSQL: no kafka column'
+            ctx.skip(ctx.task.meta.pending)
+          }
+          const dir = path.join(tmp, `alias-${manager}`)
+          makeApp(dir, recipe.manifest(`file:${tarball}`))
+          await run(recipe.install[0], recipe.install[1], { cwd: dir, timeout: 300_000 })
+          const runId = uniqueName(`alias_${manager}`)
+          const out = await runFixture(null, 'async-retry.cjs', runId, dir)
+          expect(out.kafka).toBe('kafkajs-pgqueue')
+          expect(out.attempts).toHaveLength(2)
+          await expectMessagesIn(t, [`${runId}-orders`])
+        },
+        { timeout: 240_000 },
+      )
+    }
+  })
 })

@@ -88,11 +88,13 @@ export function deferred<T = void>(): Deferred<T> {
 
 /**
  * Polls until `predicate` returns a truthy value (which is returned). A last resort: prefer waiting
- * on an event or a deferred. Rejects with `what` and the last error/value after `timeout` ms.
+ * on an event or a deferred. Rejects with `what` and the last error/value after `timeout` ms: a hang bound, not a
+ * timing assertion, so generous (as compat-tests/helpers.ts): 5 s was less than a group join and a first delivery take
+ * on a 2-core machine running four workers beside other suites, and a passing wait returns as soon as it holds.
  */
 export async function waitFor<T>(
   predicate: () => T | Promise<T>,
-  { timeout = 5000, interval = 20, what }: { timeout?: number; interval?: number; what?: string } = {},
+  { timeout = 20_000, interval = 20, what }: { timeout?: number; interval?: number; what?: string } = {},
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeout
   let last: unknown

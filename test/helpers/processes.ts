@@ -23,7 +23,7 @@ export function spawnFixture(fixture: string, env: Record<string, string>): Chil
   })
   running.add(proc)
   const lines: string[] = []
-  const waiters: Array<{ predicate: (l: string) => boolean; resolve: (l: string) => void }> = []
+  const waiters: Array<{ predicate: (l: string) => boolean; resolve: (l: string) => void; exited: (code: number | null) => void }> = []
   let partial = ''
   proc.stdout!.setEncoding('utf8')
   proc.stdout!.on('data', (chunk: string) => {
@@ -45,6 +45,12 @@ export function spawnFixture(fixture: string, env: Record<string, string>): Chil
       res(code)
     }),
   )
+  // on 'close' (not 'exit') every line the child wrote has been read: a waiter still waiting will wait in vain
+  let exitCode: number | null | undefined
+  proc.on('close', (code) => {
+    exitCode = code
+    for (const w of waiters.splice(0)) w.exited(code)
+  })
   return {
     proc,
     lines,
@@ -52,13 +58,22 @@ export function spawnFixture(fixture: string, env: Record<string, string>): Chil
     waitForLine(predicate, timeoutMs = 30_000) {
       const found = lines.find(predicate)
       if (found !== undefined) return Promise.resolve(found)
+      const last = () => lines.slice(-3).join(' | ')
+      // a child that ended cannot print the line any more: fail now with its exit, not after the timeout
+      const ended = (code: number | null) =>
+        new Error(`${fixture} (pid ${proc.pid}) ended (exit ${code ?? proc.signalCode}) without a matching line; last lines: ${last()}`)
+      if (exitCode !== undefined) return Promise.reject(ended(exitCode))
       return new Promise((res, rej) => {
-        const timer = setTimeout(
-          () =>
-            rej(new Error(`no matching line from ${fixture} (pid ${proc.pid}) within ${timeoutMs} ms; last lines: ${lines.slice(-3).join(' | ')}`)),
-          timeoutMs,
-        )
-        waiters.push({ predicate, resolve: (l) => (clearTimeout(timer), res(l)) })
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1)
+          rej(new Error(`no matching line from ${fixture} (pid ${proc.pid}) within ${timeoutMs} ms; last lines: ${last()}`))
+        }, timeoutMs)
+        const waiter = {
+          predicate,
+          resolve: (l: string) => (clearTimeout(timer), res(l)),
+          exited: (code: number | null) => (clearTimeout(timer), rej(ended(code))),
+        }
+        waiters.push(waiter)
       })
     },
   }

@@ -45,7 +45,13 @@ function cli(args: string[], input = ''): Promise<Result> {
 
 const conn = ['--url', db.connectionString, '--schema', db.schema]
 
-describe('usage', () => {
+// Hang bounds, not timings: each CLI run is a fresh `node --import tsx` (under a second alone, 10-17 s each measured
+// beside three other suites on a loaded 2-core machine, where 30 s per test timed out: docs/testing.md).
+const ONE_RUN_MS = 60_000
+const SEVERAL_RUNS_MS = 180_000
+
+// no database and nothing shared: thirteen CLI processes side by side (vitest's maxConcurrency: 5 at a time)
+describe.concurrent('usage', { timeout: ONE_RUN_MS }, () => {
   it.each([
     [['nonsense'], 'unknown command "nonsense"', 'Commands:'],
     [['topics'], 'topics needs a command', 'topics create'],
@@ -74,7 +80,7 @@ describe('usage', () => {
   )
 })
 
-describe('against a database', () => {
+describe('against a database', { timeout: SEVERAL_RUNS_MS }, () => {
   const topic = 'cli-orders'
 
   it('refuses to work on a schema that was never migrated, naming the fix (exit 1)', async () => {

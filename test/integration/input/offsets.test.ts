@@ -144,8 +144,8 @@ describe('seek past the end of the log', () => {
     const producer = await t.producer()
     await producer.send({ topic, messages: [{ value: 'after-the-seek', partition: 0 }] })
     // the group's main consumer (not seeked) gets it: the topic works
-    await waitFor(() => received.includes('after-the-seek'), { timeout: 8_000 })
-    await waitFor(() => got.includes('after-the-seek'), { timeout: 8_000 })
+    await waitFor(() => received.includes('after-the-seek'))
+    await waitFor(() => got.includes('after-the-seek'))
     await seeker.disconnect()
   })
 })

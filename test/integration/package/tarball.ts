@@ -1,14 +1,10 @@
-// Builds the package and packs it once into a directory, as `npm publish` would.
+// The packed package for the tests that install it, and a runner for the commands they run in the apps.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { packedTarball, type Packed } from '../../helpers/packedTarball.js'
 
-export const root = path.resolve(__dirname, '../../..')
-
-export interface Packed {
-  tarball: string
-  files: string[]
-}
+export { root, type Packed } from '../../helpers/packedTarball.js'
 
 export function run(cmd: string, args: string[], cwd: string, timeout = 300_000) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NODE_ENV: 'production' } })
@@ -18,15 +14,12 @@ export function run(cmd: string, args: string[], cwd: string, timeout = 300_000)
   }
 }
 
+/** The package as `npm publish` would pack it (built once per run, test/helpers/packedTarball.ts), copied into `into`. */
 export function packTarball(into: string): Packed {
-  const build = run('npm', ['run', 'build'], root)
-  if (!build.ok) throw new Error(build.output)
+  const shared = packedTarball()
   const packDir = path.join(into, 'pack')
   fs.mkdirSync(packDir, { recursive: true })
-  // already built above: skip the prepack build
-  const pack = run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], root)
-  if (!pack.ok) throw new Error(pack.output)
-  const json = pack.output.slice(pack.output.indexOf('['), pack.output.lastIndexOf(']') + 1)
-  const [info] = JSON.parse(json) as Array<{ filename: string; files: Array<{ path: string }> }>
-  return { tarball: path.join(packDir, info!.filename), files: info!.files.map((f) => f.path) }
+  const tarball = path.join(packDir, path.basename(shared.tarball))
+  fs.copyFileSync(shared.tarball, tarball)
+  return { tarball, files: shared.files }
 }

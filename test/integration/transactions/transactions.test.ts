@@ -235,5 +235,5 @@ describe('transactional outbox', () => {
     expect(delivered.length).toBe(committed.size)
     expect(new Set(delivered)).toEqual(committed)
     console.log(`outbox: ${committed.size} committed, ${1000 - committed.size} rolled back, ${delivered.length} delivered`)
-  }, 60_000)
+  }, 120_000)
 })
