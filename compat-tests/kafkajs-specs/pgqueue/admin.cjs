@@ -1,5 +1,5 @@
 // KafkaJS's createAdmin(options) as `new Kafka(...).admin(...)` of kafkajs-pgqueue.
-const { makeKafka, clusterOptions } = require('./client.cjs')
+const { kafkaFor } = require('./client.cjs')
 
 module.exports = ({ cluster, logger, retry, instrumentationEmitter: _e } = {}) =>
-  makeKafka({ clientId: clusterOptions(cluster).clientId, logger }).admin({ retry })
+  kafkaFor(cluster, logger).admin({ retry })

@@ -17,9 +17,14 @@ const forwardTo =
     if (typeof target[method] === 'function') target[method](message, extra)
   }
 
-function makeKafka({ clientId, logger, retry, logCreator, logLevel } = {}) {
+/** Client-level options of KafkaJS's `new Kafka(...)` that a spec passes to createCluster(). */
+const CLIENT_OPTIONS = ['clientId', 'connectionTimeout', 'requestTimeout', 'enforceRequestTimeout', 'authenticationTimeout']
+
+function makeKafka({ logger, retry, logCreator, logLevel, cluster = {} } = {}) {
+  const client = Object.fromEntries(CLIENT_OPTIONS.filter((k) => cluster[k] !== undefined).map((k) => [k, cluster[k]]))
   return new pkg.Kafka({
-    clientId: clientId ?? `spec-${crypto.randomBytes(4).toString('hex')}`,
+    ...client,
+    clientId: client.clientId ?? `spec-${crypto.randomBytes(4).toString('hex')}`,
     brokers: ['pgqueue'],
     retry,
     logLevel: logLevel ?? (logger ? pkg.logLevel.DEBUG : pkg.logLevel.NOTHING),
@@ -31,4 +36,19 @@ function makeKafka({ clientId, logger, retry, logCreator, logLevel } = {}) {
 /** The options a spec gave createCluster() (see cluster.cjs), or none. */
 const clusterOptions = (cluster) => (cluster && cluster.__pgqueueOptions) || {}
 
-module.exports = { makeKafka, clusterOptions, schema }
+// Clients built on one createCluster() share one `Kafka`, as KafkaJS's clients of one `new Kafka()` share its
+// committed-offsets map (a transaction's sendOffsets is what that client's consumer reports as committed).
+const byCluster = new WeakMap()
+
+/** The `Kafka` of the spec's cluster (one per cluster object; a new one without a cluster). */
+function kafkaFor(cluster, logger) {
+  if (!cluster) return makeKafka({ logger })
+  let kafka = byCluster.get(cluster)
+  if (!kafka) {
+    kafka = makeKafka({ cluster: clusterOptions(cluster), logger })
+    byCluster.set(cluster, kafka)
+  }
+  return kafka
+}
+
+module.exports = { makeKafka, kafkaFor, clusterOptions, schema }

@@ -1,4 +1,4 @@
-// testHelpers' createCluster() on pgqueue: keeps the options a spec gave it (isolationLevel, allowAutoTopicCreation,
+// testHelpers' createCluster() on pgqueue: keeps the options a spec gave it (isolationLevel, requestTimeout,
 // maxInFlightRequests, metadataMaxAge, clientId) for the factories; any use of KafkaJS's internal Cluster API fails
 // loudly, so such a spec counts as not passing rather than passing by accident.
 module.exports = class PgQueueCluster {

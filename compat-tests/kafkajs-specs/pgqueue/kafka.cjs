@@ -4,8 +4,9 @@ const path = require('node:path')
 const { makeKafka } = require('./client.cjs')
 
 class Kafka {
-  constructor({ clientId, retry, logCreator, logLevel } = {}) {
-    return makeKafka({ clientId, retry, logCreator, logLevel })
+  constructor(config = {}) {
+    const { retry, logCreator, logLevel } = config
+    return makeKafka({ cluster: config, retry, logCreator, logLevel })
   }
 }
 module.exports = { ...require(path.join(process.env.KJS_TREE, 'index.js')), Kafka }

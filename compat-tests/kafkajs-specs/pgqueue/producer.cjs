@@ -1,9 +1,9 @@
 // KafkaJS's createProducer(options) as `new Kafka(...).producer(...)` of kafkajs-pgqueue.
-const { makeKafka, clusterOptions } = require('./client.cjs')
+const { kafkaFor, clusterOptions } = require('./client.cjs')
 
 module.exports = ({ cluster, logger, retry, instrumentationEmitter: _e, ...options } = {}) => {
   const c = clusterOptions(cluster)
-  return makeKafka({ clientId: c.clientId, logger }).producer({
+  return kafkaFor(cluster, logger).producer({
     allowAutoTopicCreation: c.allowAutoTopicCreation,
     maxInFlightRequests: c.maxInFlightRequests,
     metadataMaxAge: c.metadataMaxAge,
