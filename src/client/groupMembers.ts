@@ -11,9 +11,9 @@ export interface LocalGroupMember {
    */
   handledPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined
   /**
-   * A transaction's sendOffsets of these positions committed: what the member resolved up to them is no longer
-   * uncommitted (KafkaJS's sendOffsets marks the offsets committed in the client's cluster, which the consumer's
-   * uncommittedOffsets() reads).
+   * A transaction's sendOffsets wrote these positions: what the member resolved up to them is no longer listed as
+   * uncommitted. KafkaJS's sendOffsets marks the offsets committed in the client's cluster at once, which the
+   * consumer's uncommittedOffsets() reads, whether the transaction then commits or aborts.
    */
   committedInTransaction(topicId: string, partition: number, positions: readonly bigint[]): void
 }

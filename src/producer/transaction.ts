@@ -21,8 +21,6 @@ interface TransactionState {
   fenced: boolean
   /** the consumer leases the offsets were written under, checked again at COMMIT */
   leases: Array<{ owner: { group: string; lockOwner: string; generation: number }; partitions: PartitionRef[] }>
-  /** after COMMIT: tell the local consumer its offsets are committed (its uncommittedOffsets() drops them) */
-  onCommitted: Array<() => void>
 }
 
 type SendWithin = (client: pg.PoolClient, batch: ProducerBatch) => Promise<RecordMetadata[]>
@@ -87,7 +85,7 @@ export class TransactionManager {
     } catch (e) {
       throw toKafkaJSError(e, 'transaction')
     }
-    const state: TransactionState = { client, store, ended: false, fenced: false, leases: [], onCommitted: [] }
+    const state: TransactionState = { client, store, ended: false, fenced: false, leases: [] }
     this.active = state
     const epoch = this.epoch
 
@@ -112,7 +110,6 @@ export class TransactionManager {
         }
         committing = commit
         await this.network.as('EndTxn', () => endTransaction(client, commit ? 'commit' : 'rollback'))
-        if (commit) for (const done of state.onCommitted) done()
       } catch (e) {
         broken = !(e as { type?: string }).type
         if (!commit) return
@@ -195,10 +192,10 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         if (owner) state.leases.push({ owner, partitions: commits })
+        // as KafkaJS's sendOffsets marks the offsets committed in the client's cluster right away (commit or abort
+        // later): the consumer of this client no longer lists them in uncommittedOffsets()
         if (member)
-          positioned.forEach((c) =>
-            state.onCommitted.push(() => member.committedInTransaction(c.topicId, c.partition, 'priorityPositions' in c ? c.priorityPositions : [])),
-          )
+          for (const c of positioned) member.committedInTransaction(c.topicId, c.partition, 'priorityPositions' in c ? c.priorityPositions : [])
       },
       within: async (work) => {
         assertActive()
