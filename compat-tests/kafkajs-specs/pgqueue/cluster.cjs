@@ -9,6 +9,11 @@ module.exports = class PgQueueCluster {
         if (prop in target || typeof prop === 'symbol' || prop === 'then') return target[prop]
         throw new Error(`KafkaJS's internal Cluster API (cluster.${String(prop)}) is not part of the public API`)
       },
+      // a spec that mocks a Cluster method (cluster.findControllerBroker = jest.fn(...)) tests KafkaJS's internals
+      set(target, prop, value) {
+        if (prop === '__pgqueueOptions') return Reflect.set(target, prop, value)
+        throw new Error(`KafkaJS's internal Cluster API (cluster.${String(prop)} mocked) is not part of the public API`)
+      },
     })
   }
 }
