@@ -79,13 +79,14 @@ export function pendingReason(needs: readonly Capability[]): string | null {
 }
 
 /** A KafkaJS `Kafka` for the selected backend; everything in the suite goes through this. */
-export async function makeKafka(opts: { clientId?: string } = {}): Promise<Kafka> {
+export async function makeKafka(opts: { clientId?: string; config?: Omit<KafkaConfig, 'brokers' | 'clientId'> } = {}): Promise<Kafka> {
   const clientId = opts.clientId ?? 'compat'
   if (backendName === 'kafka') {
-    return new kafkajs.Kafka({ clientId, brokers: inject('kafkaBrokers'), logLevel: kafkajs.logLevel.NOTHING })
+    return new kafkajs.Kafka({ logLevel: kafkajs.logLevel.NOTHING, ...opts.config, clientId, brokers: inject('kafkaBrokers') })
   }
   const { createKafka } = (await import('../src/transport.js')) as TransportModule
   return createKafka({
+    ...opts.config,
     clientId,
     brokers: ['pgqueue'],
     logLevel: kafkajs.logLevel.NOTHING,

@@ -19,6 +19,17 @@ export type PgQueueKafkaConfig = Omit<KafkaConfig, 'brokers'> & {
 }
 
 /**
+ * KafkaJS's `requestTimeout` (enforced unless `enforceRequestTimeout: false`, as in KafkaJS) bounds every statement:
+ * it becomes the pool's statement_timeout, unless `pgqueue.pool.statementTimeoutMillis` is given. A statement it
+ * ends rejects with KafkaJSRequestTimeoutError (retriable) and emits `network.request_timeout`.
+ */
+function withRequestTimeout(config: PgQueueKafkaConfig): PgQueueOptions | undefined {
+  const { requestTimeout, enforceRequestTimeout, pgqueue } = config
+  if (requestTimeout === undefined || enforceRequestTimeout === false || pgqueue?.pool?.statementTimeoutMillis !== undefined) return pgqueue
+  return { ...pgqueue, pool: { ...pgqueue?.pool, statementTimeoutMillis: requestTimeout } }
+}
+
+/**
  * KafkaJS's `Kafka`, backed by PostgreSQL. Producers, consumers and admins made by one instance share one pool,
  * opened by the first `connect()` and closed by the last `disconnect()`.
  */
@@ -32,7 +43,7 @@ export class Kafka {
     validateClientId(config.clientId)
     this.clientId = config.clientId ?? 'kafkajs'
     this.rootLogger = createLogger({ level: config.logLevel, logCreator: config.logCreator })
-    this.config = resolveConfig(config.pgqueue)
+    this.config = resolveConfig(withRequestTimeout(config))
     this.context = new PgQueueContext(this.config, this.rootLogger)
     // a kafkajs instrumentation that took this package for kafkajs would double every span (tracing/foreignWrappers.ts)
     bypassInstrumentationWrappers(this, Kafka.prototype, OWN_METHODS)

@@ -195,6 +195,48 @@ describe('consume-transform-produce (KafkaJS consumer spec "respects offsets sen
       await waitFor(() => consumed.length >= 2, { message: 'the two messages after the sent offset' })
       expect(consumed.map((m) => m.value?.toString())).toEqual(['m-8', 'm-9'])
       expect(current!()).toEqual({ topics: [{ topic, partitions: [{ partition: '0', offset: '10' }] }] })
+
+      // a committed transaction's offsets count as committed for the consumer of the same client (KafkaJS marks them
+      // committed in the client's cluster): uncommittedOffsets() is empty afterwards
+      const second = await producer.transaction()
+      await second.sendOffsets({ consumerGroupId: groupId, topics: current!().topics })
+      await second.commit()
+      expect(current!()).toEqual({ topics: [] })
+      await waitFor(async () => (await offsetsOf(t, groupId, topic))[0] === '10', { message: 'offset 10' })
+    },
+    { needs },
+  )
+
+  contract(
+    "sendOffsets counts for uncommittedOffsets() at once, also when the transaction aborts (the group's offsets do not move)",
+    async (t) => {
+      const topic = await t.topic(1)
+      const groupId = uniqueName('group')
+      const consumer = await t.consumer({ groupId })
+      await consumer.subscribe({ topic, fromBeginning: true })
+      let current: (() => OffsetsByTopicPartition) | undefined
+      let seen = 0
+      await t.runAndJoin(consumer, {
+        autoCommit: false,
+        eachBatch: async ({ batch, uncommittedOffsets, resolveOffset }: EachBatchPayload) => {
+          for (const message of batch.messages) {
+            resolveOffset(message.offset)
+            seen++
+          }
+          current = uncommittedOffsets
+        },
+      })
+      const producer = await txProducer(t)
+      await producer.send({ topic, messages: messages(3).map((m) => ({ ...m, partition: 0 })) })
+      await waitFor(() => seen >= 3, { message: '3 messages' })
+      const pending = { topics: [{ topic, partitions: [{ partition: '0', offset: '3' }] }] }
+      expect(current!()).toEqual(pending)
+      const tx = await producer.transaction()
+      await tx.sendOffsets({ consumerGroupId: groupId, topics: current!().topics })
+      expect(current!()).toEqual({ topics: [] })
+      await tx.abort()
+      expect(current!()).toEqual({ topics: [] })
+      expect(await offsetsOf(t, groupId, topic)).toEqual(['-1'])
     },
     { needs },
   )

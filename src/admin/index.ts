@@ -7,6 +7,13 @@ import { createNetworkInstrumentation, type ApiName } from '../kafkajs/networkEv
 import { createRetrier } from '../kafkajs/retry.js'
 import { alterConfigs, describeConfigs } from './configs.js'
 import { notSupported } from './errors.js'
+import {
+  validateAlterPartitionReassignments,
+  validateCreateAcls,
+  validateDeleteAcls,
+  validateDescribeAcls,
+  validateListPartitionReassignments,
+} from './unsupportedValidation.js'
 import { deleteGroups, describeGroups, listGroups } from './groups.js'
 import { describeCluster, fetchTopicMetadata, listTopics } from './metadata.js'
 import { fetchOffsets, fetchTopicOffsets, fetchTopicOffsetsByTimestamp, resetOffsets, setOffsets } from './offsets.js'
@@ -15,6 +22,18 @@ import { createPartitions, createTopics, deleteTopics } from './topics.js'
 
 const NO_ACLS = 'there are no Kafka ACLs; grant PostgreSQL privileges on the queue schema instead'
 const NO_REPLICAS = 'every partition lives in the one PostgreSQL database, there are no replicas to reassign'
+
+/** A call PostgreSQL cannot serve: KafkaJS's argument errors first, then KafkaJSNotImplemented saying why. */
+const refuse =
+  (validate: (request: unknown) => void, method: string, why: string) =>
+  (request?: unknown): Promise<never> => {
+    try {
+      validate(request)
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+    return notSupported(method, why)
+  }
 
 /**
  * KafkaJS's Admin on the pgQueue tables. Every call shares the Kafka instance's pool (opened by `connect`).
@@ -85,11 +104,11 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
     describeGroups: (ids) => call('describeGroups', () => describeGroups(ctx, ids), 'DescribeGroups'),
     deleteGroups: (ids) => call('deleteGroups', () => deleteGroups(ctx, ids), 'DeleteGroups'),
     deleteTopicRecords: (req) => call('deleteTopicRecords', () => deleteTopicRecords(ctx, logger, req), 'DeleteRecords'),
-    createAcls: () => notSupported('createAcls', NO_ACLS),
-    describeAcls: () => notSupported('describeAcls', NO_ACLS),
-    deleteAcls: () => notSupported('deleteAcls', NO_ACLS),
-    alterPartitionReassignments: () => notSupported('alterPartitionReassignments', NO_REPLICAS),
-    listPartitionReassignments: () => notSupported('listPartitionReassignments', NO_REPLICAS),
+    createAcls: refuse(validateCreateAcls, 'createAcls', NO_ACLS),
+    describeAcls: refuse(validateDescribeAcls, 'describeAcls', NO_ACLS),
+    deleteAcls: refuse(validateDeleteAcls, 'deleteAcls', NO_ACLS),
+    alterPartitionReassignments: refuse(validateAlterPartitionReassignments, 'alterPartitionReassignments', NO_REPLICAS),
+    listPartitionReassignments: refuse(validateListPartitionReassignments, 'listPartitionReassignments', NO_REPLICAS),
     logger: () => logger,
     on: ((eventName: string, listener: (event: never) => void) => emitter.on(eventName, listener as never)) as Admin['on'],
     events: adminEvents,

@@ -12,6 +12,7 @@ import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import type { MaintenanceReport } from '../maintenance/run.js'
 import { startMaintenance, type MaintenanceHandle } from '../maintenance/scheduler.js'
 import { storeFor, type Store } from '../store/handle.js'
+import { withoutStatementTimeout } from '../store/sessionTimeout.js'
 import { OutboxNumbering } from './outboxNumbering.js'
 import { TopicCache } from './topicCache.js'
 import { Wakeups } from './wakeups.js'
@@ -169,23 +170,32 @@ export class PgQueueContext {
   }
 
   private async prepareSchema(db: Database): Promise<void> {
+    // One session without statement_timeout: setup is not a request, so a tight KafkaJS requestTimeout (the pool's
+    // statement_timeout) bounds what clients send afterwards, not the schema check, migration and partition upkeep.
+    const client = await db.pool.connect()
+    try {
+      await withoutStatementTimeout(client, () => this.prepareOn(db, client))
+    } catch (e) {
+      client.release(true)
+      throw e
+    }
+    client.release()
+    this.partitionsCheckedAt = performance.now()
+  }
+
+  private async prepareOn(db: Database, client: pg.PoolClient): Promise<void> {
     const { config, tables } = this
     // Our own embedded database is always migrated: the zero-setup path must just work.
     if (config.enabled || config.connection.source === 'embedded') {
-      const client = await db.pool.connect()
-      try {
-        const { applied } = await migrate(client, {
-          schema: tables.schema,
-          prefix: tables.prefix,
-          tokens: migrationTokens(config),
-          log: (msg) => this.logger.info(msg),
-        })
-        if (applied.length > 0) this.logger.info('Migrated pgQueue schema', { schema: tables.schema, applied })
-      } finally {
-        client.release()
-      }
+      const { applied } = await migrate(client, {
+        schema: tables.schema,
+        prefix: tables.prefix,
+        tokens: migrationTokens(config),
+        log: (msg) => this.logger.info(msg),
+      })
+      if (applied.length > 0) this.logger.info('Migrated pgQueue schema', { schema: tables.schema, applied })
     } else {
-      const pending = await findPendingMigrations(db.pool, { schema: tables.schema, prefix: tables.prefix, tokens: migrationTokens(config) })
+      const pending = await findPendingMigrations(client, { schema: tables.schema, prefix: tables.prefix, tokens: migrationTokens(config) })
       if (pending.length > 0) {
         throw new KafkaJSNonRetriableError(
           `pgQueue schema "${tables.schema}" (prefix "${tables.prefix}") is missing or out of date (pending: ${pending.join(', ')}): ` +
@@ -193,7 +203,6 @@ export class PgQueueContext {
         )
       }
     }
-    await storeFor(db).partitions.ensurePartitions()
-    this.partitionsCheckedAt = performance.now()
+    await storeFor(db, client).partitions.ensurePartitions()
   }
 }

@@ -10,6 +10,12 @@ export interface LocalGroupMember {
    * current state of the partition never handed out the message at `offset - 1` (PartitionState.handledPositions).
    */
   handledPositions(topicId: string, partition: number, offset: bigint): bigint[] | undefined
+  /**
+   * A transaction's sendOffsets wrote these positions: what the member resolved up to them is no longer listed as
+   * uncommitted. KafkaJS's sendOffsets marks the offsets committed in the client's cluster at once, which the
+   * consumer's uncommittedOffsets() reads, whether the transaction then commits or aborts.
+   */
+  committedInTransaction(topicId: string, partition: number, positions: readonly bigint[]): void
 }
 
 const members = new WeakMap<object, Set<LocalGroupMember>>()

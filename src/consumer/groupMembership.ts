@@ -117,6 +117,10 @@ export class GroupMembership implements LocalGroupMember {
     return this.held(topicId, partition)?.handledPositions(offset)
   }
 
+  committedInTransaction(topicId: string, partition: number, positions: readonly bigint[]): void {
+    this.held(topicId, partition)?.committedThrough(positions)
+  }
+
   private held(topicId: string, partition: number): PartitionState | undefined {
     for (const s of this.partitions.values()) if (s.topicId === topicId && s.partition === partition && !s.revoked) return s
     return undefined

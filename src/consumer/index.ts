@@ -163,7 +163,15 @@ export function createConsumer(ctx: PgQueueContext, rootLogger: Logger, clientId
     }
   }
 
-  const stopRunner = async () => {
+  // a stop in progress (e.g. consumer.stop() called, not awaited, from eachMessage): a later stop or disconnect waits
+  // for it, so the pool is not released under its leave()
+  let stopping: Promise<void> | undefined
+  const stopRunner = async (): Promise<void> => {
+    if (stopping) return stopping
+    stopping = stopRunnerNow().finally(() => (stopping = undefined))
+    return stopping
+  }
+  const stopRunnerNow = async () => {
     clearTimeout(restartTimer)
     restartTimer = undefined
     const r = runner

@@ -110,6 +110,11 @@ export class PartitionState {
     this.uncommitted = 0
   }
 
+  /** Positions committed elsewhere (a transaction's sendOffsets): clean when they cover everything resolved. */
+  committedThrough(positions: readonly bigint[]): void {
+    if (this.resolved.every((seq, p) => seq <= (positions[p] ?? -1n))) this.committed()
+  }
+
   /**
    * Per-priority positions for an explicit commit of `seq` (the Kafka offset N = seq: everything before it is
    * processed). When the message at offset N - 1 is one the current batch handed out, the commit covers that batch's

@@ -1,4 +1,4 @@
-import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError } from '../kafkajs/errors.js'
+import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSRequestTimeoutError } from '../kafkajs/errors.js'
 
 /** How a failure is surfaced: a lost/refused connection, a transient conflict worth retrying, or neither. */
 export type PgErrorKind = 'connection' | 'transient' | 'fatal'
@@ -83,8 +83,11 @@ export function toKafkaJSError(err: unknown, context?: string): InstanceType<typ
   const state = sqlState(err)
   const message = `${context ? `${context}: ` : ''}${base}${state ? ` (SQLSTATE ${state})` : ''}`
   const kind = classifyPgError(err)
-  const wrapped =
-    kind === 'connection'
+  // statement_timeout is the request timeout here (Kafka's requestTimeout maps onto it): KafkaJS's class for it
+  const timedOut = state === '57014' && /statement timeout/i.test(base)
+  const wrapped = timedOut
+    ? new KafkaJSRequestTimeoutError(message)
+    : kind === 'connection'
       ? new KafkaJSConnectionError(message, { code: (err as ErrorLike | null)?.code as string | undefined })
       : kind === 'transient'
         ? new KafkaJSError(message, { retriable: true })

@@ -192,6 +192,10 @@ export class TransactionManager {
           throw protocolError('ILLEGAL_GENERATION')
         }
         if (owner) state.leases.push({ owner, partitions: commits })
+        // as KafkaJS's sendOffsets marks the offsets committed in the client's cluster right away (commit or abort
+        // later): the consumer of this client no longer lists them in uncommittedOffsets()
+        if (member)
+          for (const c of positioned) member.committedInTransaction(c.topicId, c.partition, 'priorityPositions' in c ? c.priorityPositions : [])
       },
       within: async (work) => {
         assertActive()

@@ -6,6 +6,7 @@ import {
   KafkaJSNotImplemented,
   KafkaJSProtocolError,
 } from '../../../src/kafkajs/errors.js'
+import { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } from '../../../src/kafkajs/exports.js'
 import { Kafka } from '../../../src/kafka.js'
 import { uniqueName, useTestKafka } from '../../helpers/kafka.js'
 
@@ -51,10 +52,19 @@ describe('connect, events, unsupported calls', () => {
   })
 
   it('rejects ACL and reassignment calls with KafkaJSNotImplemented naming the transport', async () => {
+    const acl = {
+      resourceType: AclResourceTypes.TOPIC,
+      resourceName: 'topic-name',
+      resourcePatternType: ResourcePatternTypes.LITERAL,
+      principal: 'User:bob',
+      host: '*',
+      operation: AclOperationTypes.ALL,
+      permissionType: AclPermissionTypes.DENY,
+    }
     const calls = [
-      () => admin.createAcls({ acl: [] }),
-      () => admin.describeAcls({} as never),
-      () => admin.deleteAcls({ filters: [] }),
+      () => admin.createAcls({ acl: [acl] }),
+      () => admin.describeAcls(acl),
+      () => admin.deleteAcls({ filters: [acl] }),
       () => admin.alterPartitionReassignments({ topics: [] }),
       () => admin.listPartitionReassignments({}),
     ]
@@ -62,6 +72,21 @@ describe('connect, events, unsupported calls', () => {
       const err = await rejection(call())
       expect(err).toBeInstanceOf(KafkaJSNotImplemented)
       expect(err.message).toMatch(/^admin\.\w+ is not supported on the PostgreSQL transport: /)
+    }
+  })
+
+  it('checks the arguments of ACL and reassignment calls first, with KafkaJS messages', async () => {
+    const cases: Array<[() => Promise<unknown>, string]> = [
+      [() => admin.createAcls({ acl: [] }), 'Empty ACL array'],
+      [() => admin.deleteAcls({ filters: [] }), 'Empty ACL Filter array'],
+      [() => admin.describeAcls({} as never), 'Invalid operation type undefined'],
+      [() => admin.alterPartitionReassignments({ topics: null as never }), 'Invalid topics array null'],
+      [() => admin.listPartitionReassignments({ topics: 'x' as never }), 'Invalid topics array x'],
+    ]
+    for (const [call, message] of cases) {
+      const err = await rejection(call())
+      expect(err).toBeInstanceOf(KafkaJSNonRetriableError)
+      expect(err.message).toBe(message)
     }
   })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError } from '../../../src/kafkajs/errors.js'
+import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSRequestTimeoutError } from '../../../src/kafkajs/errors.js'
 import { classifyPgError, sqlState, toKafkaJSError } from '../../../src/db/pgErrors.js'
 
 const retriable = (err: unknown) => classifyPgError(err) !== 'fatal'
@@ -77,6 +77,18 @@ describe('toKafkaJSError', () => {
     expect(err.retriable).toBe(true)
     expect(err.message).toContain('SQLSTATE 40001')
     expect(err.cause).toBe(cause)
+  })
+
+  it('wraps a statement ended by statement_timeout (KafkaJS requestTimeout) as retriable KafkaJSRequestTimeoutError', () => {
+    const err = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })
+    const wrapped = toKafkaJSError(err, 'send')
+    expect(wrapped).toBeInstanceOf(KafkaJSRequestTimeoutError)
+    expect(wrapped.name).toBe('KafkaJSRequestTimeoutError')
+    expect(wrapped.retriable).toBe(true)
+    // a cancel for another reason (pg_cancel_backend) stays a plain retriable KafkaJSError
+    const cancelled = toKafkaJSError(Object.assign(new Error('canceling statement due to user request'), { code: '57014' }))
+    expect(cancelled).not.toBeInstanceOf(KafkaJSRequestTimeoutError)
+    expect(cancelled.retriable).toBe(true)
   })
 
   it('wraps everything else as KafkaJSNonRetriableError', () => {

@@ -1,0 +1,43 @@
+// KafkaJS's requestTimeout (KafkaJS spec "emits the request timeout event" of the producer): on PostgreSQL
+// it is the statement_timeout of the client's statements, so a tiny one ends them as a slow broker request ends.
+import type { InstrumentationEvent } from 'kafkajs'
+import { describe, expect } from 'vitest'
+import { makeKafka } from '../backend.js'
+import { contract, uniqueName } from '../harness.js'
+
+const TIMEOUT_PAYLOAD = {
+  apiKey: expect.any(Number),
+  apiName: expect.any(String),
+  apiVersion: expect.any(Number),
+  broker: expect.any(String),
+  clientId: expect.any(String),
+  correlationId: expect.any(Number),
+  createdAt: expect.any(Number),
+  pendingDuration: expect.any(Number),
+  sentAt: expect.any(Number),
+}
+
+describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true)', () => {
+  contract('a producer whose requests outlast requestTimeout emits producer.network.request_timeout', async (t) => {
+    const topic = await t.topic(1)
+    const kafka = await makeKafka({ clientId: uniqueName('rt'), config: { requestTimeout: 1, enforceRequestTimeout: true, retry: { retries: 2 } } })
+    const producer = kafka.producer()
+    const seen: InstrumentationEvent<unknown>[] = []
+    producer.on(producer.events.REQUEST_TIMEOUT, (e) => seen.push(e))
+    try {
+      await producer
+        .connect()
+        .then(() => producer.send({ acks: -1, topic, messages: [{ key: 'key-0', value: 'value-0' }] }))
+        .catch((e: unknown) => e)
+      expect(seen.length).toBeGreaterThan(0)
+      expect(seen[0]).toEqual({
+        id: expect.any(Number),
+        timestamp: expect.any(Number),
+        type: 'producer.network.request_timeout',
+        payload: TIMEOUT_PAYLOAD,
+      })
+    } finally {
+      await producer.disconnect()
+    }
+  })
+})
