@@ -1,7 +1,7 @@
 import type { Logger } from 'kafkajs'
 import type { PriorityBand } from '../config/types.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
-import type { FetchedPartition, FetchLimit } from '../store/fetch.js'
+import type { FetchedPartition, FetchLimit, ReadHorizon } from '../store/fetch.js'
 import { selectBatches } from './bandSelection.js'
 import { toKafkaMessage, type DeliveredMessage } from './batch.js'
 import type { OffsetManager } from './offsetManager.js'
@@ -50,12 +50,18 @@ export interface FetchManagerOptions {
 const ROUND_ROWS = 4000
 const MAX_BATCHES_PER_ROUND = 8
 
+/** A fetch's rows, and the read horizon of the last fetch that had finished before it was sent (readFloors.ts). */
+interface Fetched {
+  parts: Array<FetchedPartition | null>
+  before: ReadHorizon | undefined
+}
+
 /** The next round's fetch, issued while the current round's batches are processed. */
 interface Prefetch {
   states: PartitionState[]
   /** each state's fetch positions when the fetch was issued: the rows are valid only if nothing moved them */
   positions: bigint[][]
-  result: Promise<Array<FetchedPartition | null> | undefined>
+  result: Promise<Fetched | undefined>
 }
 
 /**
@@ -70,6 +76,8 @@ export class FetchManager {
   private lastRowBytes = 0
   /** the per-priority row limit of the fetch whose rows are being cut into batches */
   private rowLimit = 0
+  /** the read horizon the last finished fetch returned */
+  private horizon?: ReadHorizon
 
   constructor(private readonly o: FetchManagerOptions) {}
 
@@ -82,7 +90,7 @@ export class FetchManager {
     const started = Date.now()
     emitter.emit(consumerEvents.FETCH_START, { nodeId: 'pgqueue' })
     const perRound = this.batchesPerRound(states.length)
-    const fetched = prefetched ?? (await this.fetch(states))
+    const { parts: fetched, before } = prefetched ?? (await this.fetch(states))
     emitter.emit(consumerEvents.FETCH, {
       numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length,
       duration: Date.now() - started,
@@ -101,8 +109,9 @@ export class FetchManager {
         fetchLimit: this.rowLimit,
       }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))
-      if (batches.length === 0) return
       for (const delivered of batches) for (const d of delivered) state.delivered(d.seq, d.priority)
+      state.readFloors.afterFetch(f, before, state.positions)
+      if (batches.length === 0) return
       work.push({ state, batches })
     })
     if (work.length > 0 && prefetchNext) {
@@ -175,8 +184,9 @@ export class FetchManager {
    * A backlog is read in bulk (binary COPY: cheapest per row, but planned each time); a consumer that is keeping up
    * reads the few new rows with the prepared statement, which answers faster. The last fetch decides.
    */
-  private async fetch(states: PartitionState[]): Promise<Array<FetchedPartition | null>> {
+  private async fetch(states: PartitionState[]): Promise<Fetched> {
     const { perBatch, maxBytes, maxBytesPerPartition } = this.o
+    const before = this.horizon
     const bytesPerPartition = Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length)))
     // the statement reads up to `rows` per priority before the byte budget cuts them: ask for about as many as the
     // budget holds at the last fetch's row size, so large messages are not read only to be dropped
@@ -194,7 +204,9 @@ export class FetchManager {
     }
     this.lastFetchRows = rows
     if (rows > 0) this.lastRowBytes = Math.max(1, bytes / rows)
-    return fetched
+    const horizon = fetched.find((f) => f)?.horizon
+    if (horizon) this.horizon = horizon
+    return { parts: fetched, before }
   }
 
   /**
@@ -202,7 +214,7 @@ export class FetchManager {
    * moved since (rewind after a failure, partial resolve or pause, seek, revocation) and rows in it. Anything else
    * is discarded and fetched afresh (an empty prefetch too: it may predate a NOTIFY).
    */
-  private async takePrefetch(states: PartitionState[]): Promise<Array<FetchedPartition | null> | undefined> {
+  private async takePrefetch(states: PartitionState[]): Promise<Fetched | undefined> {
     const pre = this.prefetch
     this.prefetch = undefined
     if (!pre) return undefined
@@ -214,7 +226,7 @@ export class FetchManager {
       const before = pre.positions[i]
       for (let p = 0; p < before.length; p++) if (before[p] !== s.positions[p]) return undefined
     }
-    return result.some((f) => f && f.rows.length > 0) ? result : undefined
+    return result.parts.some((f) => f && f.rows.length > 0) ? result : undefined
   }
 
   /** Applies seeks before fetching: '-1' is the log end, '-2' the first retained offset. */

@@ -12,6 +12,22 @@ export interface OffsetWrite {
   offset?: string
   priorityPositions?: readonly bigint[]
   metadata?: string | null
+  /** enqueued_at bounds of the rows above priorityPositions (PartitionState.readFloors) */
+  floor?: bigint | null
+  ceiling?: bigint | null
+}
+
+/** An explicit commit of a partition this member holds: per-priority positions, bounded by its read floors. */
+function explicitCommit(
+  state: PartitionState,
+  topicId: string,
+  partition: number,
+  seq: bigint,
+  metadata: string | null,
+  offset: string,
+): OffsetWrite {
+  const priorityPositions = state.explicitPositions(seq)
+  return { topicId, partition, priorityPositions, metadata, offset, ...state.readFloors.boundsFor(priorityPositions) }
 }
 
 export interface WrittenOffset {
@@ -154,7 +170,7 @@ export class OffsetManager {
         const state = owner.partitions.get(`${t.topic}:${p.partition}`)
         wanted.push(
           state
-            ? { topicId, partition: p.partition, priorityPositions: state.explicitPositions(BigInt(offset)), metadata, offset }
+            ? explicitCommit(state, topicId, p.partition, BigInt(offset), metadata, offset)
             : { topicId, partition: p.partition, offset, metadata },
         )
       }
@@ -210,7 +226,7 @@ export class OffsetManager {
     if (dirty.length === 0) return
     const sent = dirty.map((s) => [...s.resolved])
     const rows = await this.write(
-      dirty.map((s, i) => ({ topicId: s.topicId, partition: s.partition, priorityPositions: sent[i] })),
+      dirty.map((s, i) => ({ topicId: s.topicId, partition: s.partition, priorityPositions: sent[i], ...s.readFloors.boundsFor(sent[i]) })),
       false,
       false,
     )

@@ -1,4 +1,5 @@
 import { PRIORITY_LEVELS } from '../store/fetch.js'
+import { ReadFloors } from './readFloors.js'
 
 /** Kafka offset of a pgQueue seq: offset = seq - 1; a committed offset (next to read) = last processed seq. */
 export const offsetOfSeq = (seq: string | bigint): string => (BigInt(seq) - 1n).toString()
@@ -23,6 +24,9 @@ export class PartitionState {
   /** the member lost this partition (lease taken over, rebalance): stop delivering it */
   revoked = false
   highWatermark = '0'
+  /** enqueued_at bounds of the rows above given positions, so fetches and commits read only the time partitions
+   * that can hold them */
+  readonly readFloors = new ReadFloors()
   /** monotonic ms until which this member's lease surely holds (GroupMembership.leaseLive) */
   leaseDeadline = 0
   /** the batch last handed to the handler: its delivery order, and each priority's handed-out seq before it */
@@ -46,6 +50,15 @@ export class PartitionState {
         : filled(committedSeq)
     this.positions = [...this.resolved]
     this.handedOut = [...this.resolved]
+  }
+
+  /** The fetch's bounds (store/fetch.ts PartitionFetch): of the rows above the fetched-through positions. */
+  get floor(): bigint | null {
+    return this.readFloors.boundsFor(this.positions).floor
+  }
+
+  get ceiling(): bigint | null {
+    return this.readFloors.boundsFor(this.positions).ceiling
   }
 
   get key(): string {

@@ -2,6 +2,7 @@ import pg from 'pg'
 import type { Queryable } from '../db/database.js'
 import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
+import { timeBounds } from './readBounds.js'
 import { statements } from './statement.js'
 
 /** A stored message as the consumer reads it. */
@@ -24,6 +25,16 @@ export interface FetchedPartition {
   /** next_seq - 1: the Kafka log-end offset */
   highWatermark: string
   rows: FetchedRow[]
+  /** every priority's rows above the positions were returned (none was cut by the row limit or the byte budget) */
+  drained: boolean
+  /** the statement's read horizon (microseconds since 1970): lo null when it could not be known */
+  horizon: ReadHorizon
+}
+
+/** migrations/R__read_horizon.sql: no row not visible yet has an enqueued_at before lo (null: unknown) or after hi. */
+export interface ReadHorizon {
+  lo: bigint | null
+  hi: bigint
 }
 
 export const PRIORITY_LEVELS = 10
@@ -57,11 +68,25 @@ export const PRIORITY_LEVELS = 10
 function selectText(
   t: Tables,
   bulk: boolean,
-  args: { topics: string; ids: string; positions: string; limit: string; bytes: string; group: string; owner: string; generation: string },
+  args: {
+    topics: string
+    ids: string
+    positions: string
+    limit: string
+    bytes: string
+    group: string
+    owner: string
+    generation: string
+    floors: string
+    ceilings: string
+  },
 ): string {
   return `
-    SELECT p.idx::int4, s.next_seq - 1, m.*
-    FROM unnest(${args.topics}::int8[], ${args.ids}::int4[]) WITH ORDINALITY AS p(topic_id, partition_id, idx)
+    SELECT p.idx::int4, s.next_seq - 1, (extract(epoch FROM h.lo) * 1000000)::int8, (extract(epoch FROM h.hi) * 1000000)::int8, m.*
+    FROM ${t.readHorizon}() AS h
+    CROSS JOIN unnest(${args.topics}::int8[], ${args.ids}::int4[], ${args.floors}::int8[], ${args.ceilings}::int8[])
+      WITH ORDINALITY AS p(topic_id, partition_id, floor_us, ceiling_us, idx)
+    CROSS JOIN LATERAL (${timeBounds('p.floor_us', 'p.ceiling_us')}) AS r
     JOIN ${t.groupGeneration} g ON g.consumer_group = ${args.group}::text AND g.generation = ${args.generation}::int8
     JOIN ${t.partitionLease} l ON l.consumer_group = g.consumer_group AND l.topic_id = p.topic_id
       AND l.partition_id = p.partition_id AND l.lock_owner = ${args.owner}::text AND l.generation = g.generation
@@ -70,30 +95,47 @@ function selectText(
     LEFT JOIN LATERAL (
       SELECT b.enqueue_seq, b.priority, b.kafka_flags, b.payload_compression, b.routing_key, b.message_key,
              ${bulk ? 'b.payload' : "encode(b.payload, 'base64')"}, b.headers::text, b.message_timestamp,
-             ${bulk ? 'b.enqueued_at' : '(extract(epoch FROM b.enqueued_at) * 1000)::int8'}
+             ${bulk ? 'b.enqueued_at' : '(extract(epoch FROM b.enqueued_at) * 1000)::int8'},
+             -- the band may hold more than this fetch returns: it took the whole limit, or the byte budget cut it
+             b.taken >= ${args.limit} OR count(*) OVER (PARTITION BY b.priority) < b.taken
       FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
       CROSS JOIN LATERAL (
-        SELECT x.* FROM (
-          SELECT y.*, sum(y.payload_bytes::int4) OVER (ORDER BY y.priority, y.enqueue_seq ROWS UNBOUNDED PRECEDING) AS fetched_bytes
-          FROM ${t.message} y
-          WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
-            AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
-            AND y.priority <= pr.priority::int2
-          ORDER BY y.priority, y.enqueue_seq
-          LIMIT ${args.limit}
-        ) x
+        SELECT z.* FROM (
+          SELECT x.*, count(*) OVER () AS taken FROM (
+            SELECT y.*, sum(y.payload_bytes::int4) OVER (ORDER BY y.priority, y.enqueue_seq ROWS UNBOUNDED PRECEDING) AS fetched_bytes
+            FROM ${t.message} y
+            WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
+              AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
+              AND y.priority <= pr.priority::int2
+              AND y.enqueued_at >= r.lo AND y.enqueued_at <= r.hi
+            ORDER BY y.priority, y.enqueue_seq
+            LIMIT ${args.limit}
+          ) x
+        ) z
         -- the byte budget: rows come in index order, the first always, however large
-        WHERE x.fetched_bytes - x.payload_bytes < ${args.bytes}
+        WHERE z.fetched_bytes - z.payload_bytes < ${args.bytes}
       ) b
     ) m ON true`
 }
 
 const sql = statements('fetch', (t) => ({
-  fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7', bytes: '$8' }),
+  fetch: selectText(t, false, {
+    topics: '$1',
+    ids: '$2',
+    positions: '$3',
+    limit: '$4',
+    group: '$5',
+    owner: '$6',
+    generation: '$7',
+    bytes: '$8',
+    floors: '$9',
+    ceilings: '$10',
+  }),
 }))
 
 function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): string {
   const list = (values: string[]) => `'{${values.join(',')}}'`
+  const orNull = (v: bigint | null | undefined) => (v === null || v === undefined ? 'NULL' : digits(v))
   const select = selectText(t, true, {
     topics: list(partitions.map((p) => digits(p.topicId))),
     ids: list(partitions.map((p) => digits(p.partition))),
@@ -104,6 +146,8 @@ function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], li
     group: pg.escapeLiteral(fence.group),
     owner: pg.escapeLiteral(fence.lockOwner),
     generation: digits(fence.generation),
+    floors: list(partitions.map((p) => orNull(p.floor))),
+    ceilings: list(partitions.map((p) => orNull(p.ceiling))),
   })
   return `COPY (${select}) TO STDOUT (FORMAT binary)`
 }
@@ -133,6 +177,10 @@ export interface PartitionFetch {
   partition: number
   /** processed-through seq per priority 0..9 */
   positions: readonly bigint[]
+  /** enqueued_at bounds (microseconds since 1970) of the rows above `positions`, src/consumer/readFloors.ts; absent
+   * or null = unbounded */
+  floor?: bigint | null
+  ceiling?: bigint | null
 }
 
 /**
@@ -171,8 +219,9 @@ async function copyFetch(
   return copy.out
 }
 
-/** The prepared form's columns, as unparsed text: idx, high, seq, priority, flags, compression, routing_key,
- * message_key (bytea hex), payload (base64), headers (json), message_timestamp, enqueued_at ms. */
+/** The prepared form's columns, as unparsed text: idx, high, horizon lo and hi (µs), seq, priority, flags,
+ * compression, routing_key, message_key (bytea hex), payload (base64), headers (json), message_timestamp,
+ * enqueued_at ms, more (the band holds more rows than returned). */
 type RawRow = Array<string | null>
 
 const RAW_TEXT = { getTypeParser: () => (value: string) => value }
@@ -194,29 +243,37 @@ async function selectFetch(
     fence.lockOwner,
     fence.generation,
     limit.bytesPerPartition,
+    partitions.map((p) => (p.floor === null || p.floor === undefined ? null : String(p.floor))),
+    partitions.map((p) => (p.ceiling === null || p.ceiling === undefined ? null : String(p.ceiling))),
   ]
   const res = await observed(db, stmt.text, values, () =>
     db.query<RawRow>({ name: stmt.name, text: stmt.text, values, rowMode: 'array', types: RAW_TEXT }),
   )
   const out: Array<FetchedPartition | null> = partitions.map(() => null)
   for (const r of res.rows) {
-    const entry = (out[Number(r[0]) - 1] ??= { highWatermark: r[1]!, rows: [] })
-    const seq = r[2]
+    const entry = (out[Number(r[0]) - 1] ??= {
+      highWatermark: r[1]!,
+      rows: [],
+      drained: true,
+      horizon: { lo: r[2] === null ? null : BigInt(r[2]), hi: BigInt(r[3]!) },
+    })
+    const seq = r[4]
     if (seq === null) continue
-    const payload = Buffer.from(r[8]!, 'base64')
-    const messageKey = r[7]
-    const headers = r[9]
-    const enqueuedAtMs = r[11]!
+    const payload = Buffer.from(r[10]!, 'base64')
+    const messageKey = r[9]
+    const headers = r[11]
+    const enqueuedAtMs = r[13]!
+    if (r[14] === 't') entry.drained = false
     entry.rows.push({
       seq,
-      priority: Number(r[3]),
-      flags: Number(r[4]),
-      compression: Number(r[5]),
-      routingKey: r[6]!,
+      priority: Number(r[5]),
+      flags: Number(r[6]),
+      compression: Number(r[7]),
+      routingKey: r[8]!,
       messageKey: messageKey === null ? null : Buffer.from(messageKey.slice(2), 'hex'),
       payload,
       headers: headers === null ? null : JSON.parse(headers),
-      timestampMs: r[10] ?? enqueuedAtMs,
+      timestampMs: r[12] ?? enqueuedAtMs,
       enqueuedAtMs,
       payloadBytes: payload.length,
     })
@@ -301,7 +358,12 @@ class CopyOut {
     len = b.readInt32BE(o)
     const high = int8(b, o + 4)
     o += 4 + len
-    const entry = (this.out[idx - 1] ??= { highWatermark: high, rows: [] })
+    len = b.readInt32BE(o)
+    const lo = len < 0 ? null : b.readBigInt64BE(o + 4)
+    o += 4 + Math.max(len, 0)
+    const hi = b.readBigInt64BE(o + 4)
+    o += 12
+    const entry = (this.out[idx - 1] ??= { highWatermark: high, rows: [], drained: true, horizon: { lo, hi } })
     len = b.readInt32BE(o)
     if (len < 0) return // a partition with no rows
     const seq = int8(b, o + 4)
@@ -328,6 +390,8 @@ class CopyOut {
     const timestamp = len < 0 ? null : int8(b, o + 4)
     o += 4 + Math.max(len, 0)
     const enqueuedAtMs = timestamptzMs(b, o + 4)
+    o += 12
+    if (b.readInt8(o + 4) !== 0) entry.drained = false
     entry.rows.push({
       seq,
       priority,

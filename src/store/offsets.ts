@@ -1,6 +1,7 @@
 import { run, type Database, type Queryable } from '../db/database.js'
 import { sqlState } from '../db/pgErrors.js'
 import type { Tables } from '../db/tables.js'
+import { timeBounds } from './readBounds.js'
 import { statements } from './statement.js'
 import { transaction } from './transactions.js'
 
@@ -15,6 +16,10 @@ export interface OffsetCommit {
   offset?: string
   priorityPositions?: readonly bigint[]
   metadata?: string | null
+  /** enqueued_at bounds (µs since 1970) of the rows above `priorityPositions` (src/consumer/readFloors.ts): the
+   * watermark's probes then read only the time partitions that can hold them; absent = unbounded */
+  floor?: bigint | null
+  ceiling?: bigint | null
 }
 
 export interface CommittedOffset {
@@ -37,8 +42,8 @@ export interface CommittedOffset {
 // filled partitions that autovacuum had not analyzed yet (150+ ms per commit instead of < 1 ms).
 const commitStatement = (t: Tables, async: boolean) => `
     WITH c AS (
-      SELECT c.* FROM unnest($2::int8[], $3::int4[], $4::int8[], $5::text[], $6::text[])
-        AS c(topic_id, partition_id, off, meta, prio)${
+      SELECT c.* FROM unnest($2::int8[], $3::int4[], $4::int8[], $5::text[], $6::text[], $10::int8[], $11::int8[])
+        AS c(topic_id, partition_id, off, meta, prio, floor_us, ceiling_us)${
           async
             ? `,
         (SELECT set_config('synchronous_commit', 'off', true)) AS cfg`
@@ -48,11 +53,13 @@ const commitStatement = (t: Tables, async: boolean) => `
       SELECT c.topic_id, c.partition_id, c.meta, c.prio,
              CASE WHEN c.prio IS NULL THEN c.off ELSE LEAST(s.next_seq - 1, (
                SELECT min(COALESCE(n.seq, s.next_seq) - 1)
-               FROM unnest(c.prio::int8[]) WITH ORDINALITY AS p(pos, ord)
+               FROM (${timeBounds('c.floor_us', 'c.ceiling_us')}) AS r
+               CROSS JOIN unnest(c.prio::int8[]) WITH ORDINALITY AS p(pos, ord)
                LEFT JOIN LATERAL (
                  SELECT m.enqueue_seq AS seq FROM ${t.message} m
                  WHERE m.topic_id = c.topic_id AND m.partition_id = c.partition_id
                    AND (m.priority, m.enqueue_seq) > ((p.ord - 1)::int2, p.pos) AND m.priority <= (p.ord - 1)::int2
+                   AND m.enqueued_at >= r.lo AND m.enqueued_at <= r.hi
                  ORDER BY m.priority, m.enqueue_seq LIMIT 1
                ) n ON true)) END AS off
       FROM c JOIN ${t.partitionSeq} s ON s.topic_id = c.topic_id AND s.partition_id = c.partition_id
@@ -188,6 +195,8 @@ export async function commitOffsets(
     opts.lockOwner,
     opts.exact,
     opts.generation ?? 0,
+    commits.map((c) => (c.floor === null || c.floor === undefined ? null : String(c.floor))),
+    commits.map((c) => (c.ceiling === null || c.ceiling === undefined ? null : String(c.ceiling))),
   ])
   return res.rows
 }

@@ -35,7 +35,8 @@ function fakeSource(log: FetchedRow[]): FetchSource & { fetches: bigint[] } {
     async fetch(partitions, { rows: limit }) {
       return partitions.map((p) => {
         fetches.push(p.positions[5])
-        return { highWatermark: String(log.length), rows: log.filter((r) => BigInt(r.seq) > p.positions[r.priority]).slice(0, limit) }
+        const above = log.filter((r) => BigInt(r.seq) > p.positions[r.priority])
+        return { highWatermark: String(log.length), rows: above.slice(0, limit), drained: above.length < limit, horizon: { lo: null, hi: 0n } }
       })
     },
     watermarks: async () => ({ low: 0n, high: BigInt(log.length) }),
