@@ -1,17 +1,18 @@
 import type { Logger } from 'kafkajs'
 import type { PriorityBand } from '../config/types.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
-import type { FetchedPartition, FetchLimit, ReadHorizon } from '../store/fetch.js'
+import type { FetchBounds, FetchedPartition, FetchLimit, ReadHorizon } from '../store/fetch.js'
 import { selectBatches } from './bandSelection.js'
 import { toKafkaMessage, type DeliveredMessage } from './batch.js'
 import type { OffsetManager } from './offsetManager.js'
 import type { PartitionState } from './partitionState.js'
+import { rangeFor } from './readFloors.js'
 
 /** Where rows come from (store/fetch.ts in production, a fake in unit tests). */
 export interface FetchSource {
   /** up to `limit.rows` rows per priority and `limit.bytesPerPartition` payload bytes per partition above each
    * partition's positions; aligned with `partitions`, null = fenced */
-  fetch(partitions: PartitionState[], limit: FetchLimit, bulk: boolean): Promise<Array<FetchedPartition | null>>
+  fetch(partitions: PartitionState[], limit: FetchLimit, bulk: boolean, bounds: FetchBounds): Promise<Array<FetchedPartition | null>>
   watermarks(topicId: string, partition: number): Promise<{ low: bigint; high: bigint }>
 }
 
@@ -49,6 +50,8 @@ export interface FetchManagerOptions {
  */
 const ROUND_ROWS = 4000
 const MAX_BATCHES_PER_ROUND = 8
+/** How old the last read horizon may be before a fetch asks for a new one (a pass over pg_stat_activity). */
+const HORIZON_EVERY_MS = 2000
 
 /** A fetch's rows, and the read horizon of the last fetch that had finished before it was sent (readFloors.ts). */
 interface Fetched {
@@ -76,8 +79,10 @@ export class FetchManager {
   private lastRowBytes = 0
   /** the per-priority row limit of the fetch whose rows are being cut into batches */
   private rowLimit = 0
-  /** the read horizon the last finished fetch returned */
-  private horizon?: ReadHorizon
+  /** the last read horizon a finished fetch returned, when it was sent, and the clock's epoch then */
+  private horizon?: { value: ReadHorizon; sentAt: number; epoch: number }
+  /** every partition of the last round's fetch was drained: a fetch right after it would find nothing new */
+  private drained = false
 
   constructor(private readonly o: FetchManagerOptions) {}
 
@@ -110,11 +115,13 @@ export class FetchManager {
       }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))
       for (const delivered of batches) for (const d of delivered) state.delivered(d.seq, d.priority)
-      state.readFloors.afterFetch(f, before, state.positions)
+      state.readFloors.afterFetch(f, before, state.positions, this.o.offsets.clock.epoch)
       if (batches.length === 0) return
       work.push({ state, batches })
     })
-    if (work.length > 0 && prefetchNext) {
+    this.drained = fetched.every((f) => !f || f.drained)
+    // a round that drained every partition leaves nothing to prefetch: the next rows come with a NOTIFY
+    if (work.length > 0 && prefetchNext && !this.drained) {
       const result = this.fetch(states).catch(() => undefined)
       this.prefetch = { states, positions: states.map((s) => [...s.positions]), result }
     }
@@ -134,6 +141,11 @@ export class FetchManager {
 
   discardPrefetch(): void {
     this.prefetch = undefined
+  }
+
+  /** The last round's fetch returned every row its partitions had (none was cut by the row limit or byte budget). */
+  get lastRoundDrained(): boolean {
+    return this.drained
   }
 
   /**
@@ -163,7 +175,7 @@ export class FetchManager {
           if (state.revoked || state.pendingSeek !== undefined) break
           if (state.positions.some((seq, p) => seq !== positions[p])) break
         }
-        if (done < w.batches.length) state.rewind()
+        if (done < w.batches.length) this.rewind(state)
         unfinished.delete(w)
       }
     }
@@ -171,9 +183,15 @@ export class FetchManager {
     const settled = await Promise.allSettled(
       Array.from({ length: Math.min(concurrency, work.length) }, () => worker().catch((e) => ((failed = true), Promise.reject(e)))),
     )
-    for (const w of unfinished) w.state.rewind()
+    for (const w of unfinished) this.rewind(w.state)
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failure) throw failure.reason
+  }
+
+  /** Rows handed back to be fetched again: the round no longer counts as drained. */
+  private rewind(state: PartitionState): void {
+    state.rewind()
+    this.drained = false
   }
 
   private batchesPerRound(partitions: number): number {
@@ -186,14 +204,14 @@ export class FetchManager {
    */
   private async fetch(states: PartitionState[]): Promise<Fetched> {
     const { perBatch, maxBytes, maxBytesPerPartition } = this.o
-    const before = this.horizon
     const bytesPerPartition = Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length)))
     // the statement reads up to `rows` per priority before the byte budget cuts them: ask for about as many as the
     // budget holds at the last fetch's row size, so large messages are not read only to be dropped
     const byBytes = this.lastRowBytes > 0 ? Math.ceil((bytesPerPartition / this.lastRowBytes) * 1.25) + 1 : Infinity
     const limit = { rows: Math.max(1, Math.min(perBatch * this.batchesPerRound(states.length), byBytes)), bytesPerPartition }
     this.rowLimit = limit.rows
-    const fetched = await this.o.source.fetch(states, limit, this.lastFetchRows >= perBatch)
+    const bulk = this.lastFetchRows >= perBatch
+    const { fetched, before } = await this.boundedFetch(states, limit, bulk)
     let rows = 0
     let bytes = 0
     for (const f of fetched) {
@@ -204,9 +222,43 @@ export class FetchManager {
     }
     this.lastFetchRows = rows
     if (rows > 0) this.lastRowBytes = Math.max(1, bytes / rows)
-    const horizon = fetched.find((f) => f)?.horizon
-    if (horizon) this.horizon = horizon
     return { parts: fetched, before }
+  }
+
+  /**
+   * One fetch, its rows read in the enqueued_at range the partitions' read floors give (readFloors.ts), with the
+   * horizon of the last fetch that finished before it was sent (valid for the floors this one records). When the
+   * server's clock turns out to have been set back, the rows are dropped and read again unbounded.
+   */
+  private async boundedFetch(
+    states: PartitionState[],
+    limit: FetchLimit,
+    bulk: boolean,
+  ): Promise<{ fetched: Array<FetchedPartition | null>; before: ReadHorizon | undefined }> {
+    const clock = this.o.offsets.clock
+    const sentAt = clock.now()
+    const known = this.horizon?.epoch === clock.epoch ? this.horizon : undefined
+    const horizon = !known || sentAt - known.sentAt >= HORIZON_EVERY_MS
+    const range = rangeFor(
+      states.map((s) => s.readFloors.boundsFor(s.positions, clock.epoch)),
+      clock,
+    )
+    let fetched = await this.o.source.fetch(states, limit, bulk, { range, horizon })
+    let first = fetched.find((f) => f)
+    let before = known?.value
+    if (first && !clock.observe(first.serverNow, sentAt)) {
+      this.o.logger.warn('The database server clock went back: reading without time bounds until it is trusted again', {
+        groupId: this.o.groupId,
+      })
+      before = undefined
+      if (range) {
+        fetched = await this.o.source.fetch(states, limit, bulk, { horizon: true })
+        first = fetched.find((f) => f)
+        if (first) clock.observe(first.serverNow, sentAt)
+      }
+    }
+    if (first?.horizon) this.horizon = { value: first.horizon, sentAt, epoch: clock.epoch }
+    return { fetched, before }
   }
 
   /**

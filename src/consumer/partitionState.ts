@@ -52,15 +52,6 @@ export class PartitionState {
     this.handedOut = [...this.resolved]
   }
 
-  /** The fetch's bounds (store/fetch.ts PartitionFetch): of the rows above the fetched-through positions. */
-  get floor(): bigint | null {
-    return this.readFloors.boundsFor(this.positions).floor
-  }
-
-  get ceiling(): bigint | null {
-    return this.readFloors.boundsFor(this.positions).ceiling
-  }
-
   get key(): string {
     return `${this.topic}:${this.partition}`
   }

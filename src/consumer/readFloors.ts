@@ -1,4 +1,5 @@
 import type { FetchedPartition, ReadHorizon } from '../store/fetch.js'
+import type { ReadRange } from '../store/readBounds.js'
 
 /**
  * A read floor of one partition: no row of a priority p with a seq above `positions[p]`, visible now or committed
@@ -9,6 +10,8 @@ interface Floor {
   positions: readonly bigint[]
   lo: bigint
   hi: bigint
+  /** ServerClock.epoch when it was recorded: a floor of an earlier epoch predates a clock set back */
+  epoch: number
 }
 
 /** How many floors a partition keeps: enough for its commits, which lag its fetches by a few rounds. */
@@ -25,12 +28,26 @@ const US_PER_MS = 1000n
  */
 export class ReadFloors {
   private floors: Floor[] = []
+  /** the positions after the last fetch that drained the partition and delivered all it returned, and its high
+   * watermark (in that fetch's snapshot) */
+  private drain?: { positions: readonly bigint[]; high: bigint }
+
+  /**
+   * The contiguous watermark of these processed-through positions, when the member knows it without reading the
+   * log: they are where the last draining fetch left the positions, so every row its snapshot saw above them was
+   * processed and every row of any priority committed since has a seq above that fetch's high watermark.
+   */
+  watermarkFor(resolved: readonly bigint[]): bigint | undefined {
+    const d = this.drain
+    if (!d || !d.positions.every((seq, p) => seq === resolved[p])) return undefined
+    return d.high
+  }
 
   /** The bounds for the rows above `positions`: the tightest floor recorded at or below them, else unbounded. */
-  boundsFor(positions: readonly bigint[]): { floor: bigint | null; ceiling: bigint | null } {
+  boundsFor(positions: readonly bigint[], epoch: number): { floor: bigint | null; ceiling: bigint | null } {
     let best: Floor | undefined
     for (const f of this.floors) {
-      if (f.positions.every((seq, p) => seq <= positions[p]) && (!best || f.lo > best.lo)) best = f
+      if (f.epoch === epoch && f.positions.every((seq, p) => seq <= positions[p]) && (!best || f.lo > best.lo)) best = f
     }
     return best ? { floor: best.lo, ceiling: best.hi } : { floor: null, ceiling: null }
   }
@@ -40,7 +57,9 @@ export class ReadFloors {
    * drained the partition and `before` is known. Rows it returned that were not delivered stay above the positions,
    * so their enqueued_at widen it.
    */
-  afterFetch(fetched: FetchedPartition, before: ReadHorizon | undefined, positions: readonly bigint[]): void {
+  afterFetch(fetched: FetchedPartition, before: ReadHorizon | undefined, positions: readonly bigint[], epoch: number): void {
+    const all = fetched.rows.every((r) => BigInt(r.seq) <= positions[r.priority])
+    this.drain = fetched.drained && all ? { positions: [...positions], high: BigInt(fetched.highWatermark) } : undefined
     if (!fetched.drained || !before || before.lo === null) return
     let lo = before.lo
     let hi = before.hi
@@ -51,8 +70,68 @@ export class ReadFloors {
       if (us + US_PER_MS > hi) hi = us + US_PER_MS
     }
     // a floor at or above these positions with a lower lo adds nothing this one does not give
-    this.floors = this.floors.filter((f) => !positions.every((seq, p) => f.positions[p] >= seq && f.lo <= lo))
-    this.floors.push({ positions: [...positions], lo, hi })
+    this.floors = this.floors.filter((f) => f.epoch === epoch && !positions.every((seq, p) => f.positions[p] >= seq && f.lo <= lo))
+    this.floors.push({ positions: [...positions], lo, hi, epoch })
     if (this.floors.length > KEPT) this.floors.shift()
   }
+}
+
+/**
+ * Widens every range on both sides: for clock adjustments, for the instant between a writer taking its start
+ * timestamp and reporting it in pg_stat_activity, and for the millisecond rounding of the rows' enqueued_at.
+ */
+export const SLACK_US = 300_000_000n
+
+/**
+ * The server's clock as this member knows it: the statement_timestamp() of its last fetch and the monotonic time the
+ * fetch was sent, so `estimate()` is never behind the server's clock (it runs ahead by a round trip at most), and
+ * whether that clock was set back.
+ */
+export class ServerClock {
+  private base?: { serverUs: bigint; sentAt: number }
+  private latest = 0n
+  /** counts the times the clock was seen set back: floors and horizons of an earlier epoch are not used */
+  epoch = 0
+
+  constructor(private readonly monotonicMs: () => number = () => performance.now()) {}
+
+  /** The time the next statement is sent, for `observe`. */
+  now(): number {
+    return this.monotonicMs()
+  }
+
+  /** A fetch sent at `sentAt` ran at `serverUs`; false when the server's clock went back by more than the slack. */
+  observe(serverUs: bigint, sentAt: number): boolean {
+    const back = serverUs + SLACK_US < this.latest
+    if (back) this.epoch++
+    if (back || !this.base || serverUs >= this.latest) {
+      this.base = { serverUs, sentAt }
+      this.latest = serverUs
+    }
+    return !back
+  }
+
+  /** The server's time now, or later (µs since 1970); undefined before the first fetch. */
+  estimate(): bigint | undefined {
+    if (!this.base) return undefined
+    return this.base.serverUs + BigInt(Math.ceil((this.monotonicMs() - this.base.sentAt) * 1000))
+  }
+}
+
+/**
+ * The range one statement reads every partition's rows in: from the lowest floor to the latest of the ceilings and
+ * the server's clock, widened by SLACK_US; undefined (everything) when a partition has no floor or the clock is
+ * not known yet.
+ */
+export function rangeFor(bounds: Array<{ floor: bigint | null; ceiling: bigint | null }>, clock: ServerClock): ReadRange | undefined {
+  const now = clock.estimate()
+  if (now === undefined || bounds.length === 0) return undefined
+  let lo: bigint | undefined
+  let hi = now
+  for (const b of bounds) {
+    if (b.floor === null || b.ceiling === null) return undefined
+    if (lo === undefined || b.floor < lo) lo = b.floor
+    if (b.ceiling > hi) hi = b.ceiling
+  }
+  return { lo: lo! - SLACK_US, hi: hi + SLACK_US }
 }

@@ -12,9 +12,15 @@ export interface MemberFence {
 /** The fetch manager's rows, from the store, fenced by this member's leases in the current generation. */
 export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): FetchSource {
   return {
-    fetch: (partitions, limit, bulk) =>
+    fetch: (partitions, limit, bulk, bounds) =>
       network.as('Fetch', () =>
-        ctx.store.fetch.fetchPartitions({ group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
+        ctx.store.fetch.fetchPartitions(
+          { group: groupId, lockOwner: member.lockOwner, generation: member.generation },
+          partitions,
+          limit,
+          bulk,
+          bounds,
+        ),
       ),
     watermarks: async (topicId, partition) => {
       const all = await network.as('ListOffsets', () => ctx.store.topics.topicWatermarks(topicId))
@@ -27,9 +33,9 @@ export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: M
 /** The offset manager's writes, to the store, fenced by this member's live partition leases of its generation. */
 export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): OffsetWriter {
   return {
-    write: (commits, { exact, durable }) =>
+    write: (commits, { exact, durable, range }) =>
       network.as('OffsetCommit', () =>
-        ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
+        ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable, range }),
       ),
     topicIds: async (topics) => new Map([...(await ctx.topics.get(ctx.db, topics))].map(([name, row]) => [name, row.id])),
   }

@@ -1,21 +1,31 @@
 /**
- * The enqueued_at range a fetch or commit probe of one partition reads (docs/decisions/scale-011-read-horizon.md).
- * `floor` and `ceiling` (int8 microseconds since 1970, both NULL = unbounded) come from the member's read floors
- * (src/consumer/readFloors.ts): no row above the positions they were recorded for is older than `floor` or newer than
- * the later of `ceiling` and now. SLACK widens both sides for clock adjustments and for the instant between a
- * writer's start timestamp and its report in pg_stat_activity. `ceiling` is also the server's time when the floor
- * was read: a server clock now behind it by more than SLACK has been set back, and then nothing is bounded.
+ * The enqueued_at range a fetch or commit reads the message table in (docs/decisions/scale-011-read-horizon.md),
+ * as microseconds since 1970; src/consumer/readFloors.ts says why no row the statement looks for lies outside it.
+ * Written into statements as timestamptz constants (literals or parameters of an unnamed statement): the planner
+ * prunes the time partitions outside it and never opens them, which an expression over now() or a lateral column
+ * would not let it do (pruning then happens in the executor, after planning and locking every partition).
  *
- * The bounds are constants or parameters of the probe, so the executor prunes the message table's time partitions
- * (EXPLAIN ANALYZE shows "Subplans Removed"): one or two are touched whatever the number of partitions.
+ * Statements compare with `partition_floor(lo)`, the start of the time partition holding lo (an IMMUTABLE function
+ * of a constant: folded while planning, so pruning still applies): the range then covers whole partitions, which
+ * the statistics agree with. A bound inside a partition, newer than what ANALYZE last saw, made the planner expect
+ * almost no rows and read the (topic, partition, seq, enqueued_at) index with a sort instead of the dequeue index:
+ * every row of the partition per priority probe.
  */
-const SLACK = `interval '5 minutes'`
+export interface ReadRange {
+  lo: bigint
+  hi: bigint
+}
 
-const micros = (us: string) => `'epoch'::timestamptz + ${us} * interval '1 microsecond'`
+/** µs since 1970 as an ISO timestamp, rounded to the millisecond outward (down for lo, up for hi). */
+function iso(us: bigint, up: boolean): string {
+  const ms = us / 1000n + (up && us % 1000n !== 0n ? 1n : 0n)
+  const text = new Date(Number(ms)).toISOString()
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(text)) throw new RangeError(`read range: timestamp out of range (${us} µs)`)
+  return text
+}
 
-export function timeBounds(floor: string, ceiling: string): string {
-  const unbounded = `${floor} IS NULL OR ${ceiling} IS NULL OR statement_timestamp() < ${micros(ceiling)} - ${SLACK}`
-  return `SELECT CASE WHEN ${unbounded} THEN '-infinity'::timestamptz ELSE ${micros(floor)} - ${SLACK} END AS lo,
-      CASE WHEN ${unbounded} THEN 'infinity'::timestamptz
-           ELSE GREATEST(statement_timestamp(), ${micros(ceiling)}) + ${SLACK} END AS hi`
+/** The range as timestamptz text; unbounded = -infinity .. infinity. */
+export function readRange(range: ReadRange | undefined): { lo: string; hi: string } {
+  if (!range) return { lo: '-infinity', hi: 'infinity' }
+  return { lo: iso(range.lo, false), hi: iso(range.hi, true) }
 }
