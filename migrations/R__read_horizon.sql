@@ -10,7 +10,8 @@
 -- lo is NULL (no bound can be given) when some open transaction cannot be seen: a backend of this database whose
 -- xact_start this role may not read (grant pg_read_all_stats to the function's owner), statistics collection off
 -- (track_activities), or a prepared (two-phase) transaction of this database, which has no backend any more.
--- Autovacuum workers never write message rows and are left out (they may run for hours).
+-- Autovacuum workers never write message rows and are left out (they may run for hours). A backend still starting up
+-- (no state yet) has no transaction: whatever it begins will start later than this statement.
 -- SECURITY DEFINER (src/store/roles.ts): the function reveals two timestamps, never which session holds them.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___read_horizon(OUT lo timestamptz, OUT hi timestamptz)
 LANGUAGE sql VOLATILE
@@ -21,7 +22,8 @@ AS $fn$
                 ELSE LEAST(min(a.xact_start), pg_catalog.statement_timestamp()) END,
            GREATEST(max(a.xact_start), pg_catalog.statement_timestamp())
     FROM (
-        SELECT s.xact_start, (s.xact_start IS NULL AND s.state IS DISTINCT FROM 'idle') AS unknown
+        SELECT s.xact_start,
+               (s.xact_start IS NULL AND (s.query = '<insufficient privilege>' OR s.state = 'disabled')) AS unknown
         FROM pg_catalog.pg_stat_activity s
         WHERE s.datid = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())
           AND s.backend_type IS DISTINCT FROM 'autovacuum worker'

@@ -167,7 +167,9 @@ async function probeIdle(ctx: RunContext, groups: number, seconds: number): Prom
       await consumer.subscribe({ topic, fromBeginning: true })
       await consumer.run({ eachBatch: async () => {} })
     }
-    await sleep(Math.min(10_000, seconds * 300)) // joined, first fetches done
+    // joined, and past the first two fetches of each (unbounded until a read horizon and a floor are known; the
+    // members fetch every maxWaitTimeInMs, 5 s)
+    await sleep(seconds >= 30 ? 20_000 : 12_000)
     const cpu = backendCpu(pool, appName)
     await cpu.start()
     const started = performance.now()
@@ -216,8 +218,11 @@ export async function serverCostSteps(ctx: RunContext, quick = false): Promise<R
         { timePartitions: 73, topicPartitions: 1 },
         { timePartitions: 73, topicPartitions: 64 },
       ]
+  // BENCH_COST_CASES=t200p8,idle runs only those cases (for profiling one of them)
+  const only = process.env.BENCH_COST_CASES?.split(',').map((x) => x.trim())
+  const wanted = (name: string) => !only || only.includes(name)
   const rows: Row[] = []
-  for (const c of cases) {
+  for (const c of cases.filter((x) => wanted(`t${x.timePartitions}p${x.topicPartitions}`))) {
     const p = await probeConsumer(ctx, c, seconds)
     ctx.log(
       `server cost, ${p.timePartitions} time partitions, ${c.topicPartitions} topic partitions: ${p.value.toFixed(1)} µs CPU per message (${p.cpuMs.toFixed(0)} ms over ${p.seconds.toFixed(1)} s, ${p.delivered} messages, ${p.backends} backends, ${p.messageIndexScansPerMessage.toFixed(1)} message index scans per message)`,
@@ -231,7 +236,7 @@ export async function serverCostSteps(ctx: RunContext, quick = false): Promise<R
       ),
     )
   }
-  if (!quick) {
+  if (!quick && wanted('idle')) {
     const p = await probeIdle(ctx, 100, seconds)
     ctx.log(`server cost, 100 idle groups: ${p.value.toFixed(1)} ms CPU per second (${p.backends} backends)`)
     rows.push(costRow('scaling.serverCost.idle100', "scaling: 100 idle groups' server CPU (no traffic)", 'ms/s', p))

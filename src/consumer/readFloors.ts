@@ -77,10 +77,11 @@ export class ReadFloors {
 }
 
 /**
- * Widens every range on both sides: for clock adjustments, for the instant between a writer taking its start
- * timestamp and reporting it in pg_stat_activity, and for the millisecond rounding of the rows' enqueued_at.
+ * Widens every range on both sides (5 minutes): for clock adjustments, for the instant between a writer taking its
+ * start timestamp and reporting it in pg_stat_activity, and for the millisecond rounding of the rows' enqueued_at.
+ * An object so that tests can narrow it (test/integration/consumer/readFloors.test.ts) to make a skipped row show.
  */
-export const SLACK_US = 300_000_000n
+export const readSlack = { us: 300_000_000n }
 
 /**
  * The server's clock as this member knows it: the statement_timestamp() of its last fetch and the monotonic time the
@@ -89,7 +90,6 @@ export const SLACK_US = 300_000_000n
  */
 export class ServerClock {
   private base?: { serverUs: bigint; sentAt: number }
-  private latest = 0n
   /** counts the times the clock was seen set back: floors and horizons of an earlier epoch are not used */
   epoch = 0
 
@@ -100,14 +100,15 @@ export class ServerClock {
     return this.monotonicMs()
   }
 
-  /** A fetch sent at `sentAt` ran at `serverUs`; false when the server's clock went back by more than the slack. */
+  /**
+   * A fetch sent at `sentAt` ran at `serverUs`; false when that is behind where the server's clock must have been by
+   * then (the last fetch's time plus the time passed here) by more than the slack: the clock was set back.
+   */
   observe(serverUs: bigint, sentAt: number): boolean {
-    const back = serverUs + SLACK_US < this.latest
+    const b = this.base
+    const back = b !== undefined && serverUs + readSlack.us < b.serverUs + BigInt(Math.floor((sentAt - b.sentAt) * 1000))
     if (back) this.epoch++
-    if (back || !this.base || serverUs >= this.latest) {
-      this.base = { serverUs, sentAt }
-      this.latest = serverUs
-    }
+    this.base = { serverUs, sentAt }
     return !back
   }
 
@@ -120,7 +121,7 @@ export class ServerClock {
 
 /**
  * The range one statement reads every partition's rows in: from the lowest floor to the latest of the ceilings and
- * the server's clock, widened by SLACK_US; undefined (everything) when a partition has no floor or the clock is
+ * the server's clock, widened by readSlack; undefined (everything) when a partition has no floor or the clock is
  * not known yet.
  */
 export function rangeFor(bounds: Array<{ floor: bigint | null; ceiling: bigint | null }>, clock: ServerClock): ReadRange | undefined {
@@ -133,5 +134,5 @@ export function rangeFor(bounds: Array<{ floor: bigint | null; ceiling: bigint |
     if (lo === undefined || b.floor < lo) lo = b.floor
     if (b.ceiling > hi) hi = b.ceiling
   }
-  return { lo: lo! - SLACK_US, hi: hi + SLACK_US }
+  return { lo: lo! - readSlack.us, hi: hi + readSlack.us }
 }
