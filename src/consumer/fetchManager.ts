@@ -81,8 +81,10 @@ export class FetchManager {
   private rowLimit = 0
   /** the last read horizon a finished fetch returned, when it was sent, and the clock's epoch then */
   private horizon?: { value: ReadHorizon; sentAt: number; epoch: number }
-  /** every partition of the last round's fetch was drained: a fetch right after it would find nothing new */
+  /** every partition of the last round's fetch was drained: a fetch right after it would find nothing new, unless
+   * one of them moved back since (`moves` when the round was fetched) */
   private drained = false
+  private drainedStates: Array<{ state: PartitionState; moves: number }> = []
 
   constructor(private readonly o: FetchManagerOptions) {}
 
@@ -120,6 +122,7 @@ export class FetchManager {
       work.push({ state, batches })
     })
     this.drained = fetched.every((f) => !f || f.drained)
+    this.drainedStates = states.map((state) => ({ state, moves: state.moves }))
     // a round that drained every partition leaves nothing to prefetch: the next rows come with a NOTIFY
     if (work.length > 0 && prefetchNext && !this.drained) {
       const result = this.fetch(states).catch(() => undefined)
@@ -145,7 +148,7 @@ export class FetchManager {
 
   /** The last round's fetch returned every row its partitions had (none was cut by the row limit or byte budget). */
   get lastRoundDrained(): boolean {
-    return this.drained
+    return this.drained && this.drainedStates.every(({ state, moves }) => state.moves === moves && state.pendingSeek === undefined && !state.revoked)
   }
 
   /**
@@ -175,7 +178,7 @@ export class FetchManager {
           if (state.revoked || state.pendingSeek !== undefined) break
           if (state.positions.some((seq, p) => seq !== positions[p])) break
         }
-        if (done < w.batches.length) this.rewind(state)
+        if (done < w.batches.length) state.rewind()
         unfinished.delete(w)
       }
     }
@@ -183,15 +186,9 @@ export class FetchManager {
     const settled = await Promise.allSettled(
       Array.from({ length: Math.min(concurrency, work.length) }, () => worker().catch((e) => ((failed = true), Promise.reject(e)))),
     )
-    for (const w of unfinished) this.rewind(w.state)
+    for (const w of unfinished) w.state.rewind()
     const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failure) throw failure.reason
-  }
-
-  /** Rows handed back to be fetched again: the round no longer counts as drained. */
-  private rewind(state: PartitionState): void {
-    state.rewind()
-    this.drained = false
   }
 
   private batchesPerRound(partitions: number): number {

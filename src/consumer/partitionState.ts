@@ -24,6 +24,8 @@ export class PartitionState {
   /** the member lost this partition (lease taken over, rebalance): stop delivering it */
   revoked = false
   highWatermark = '0'
+  /** counts rewinds and seeks: the positions moved back since a fetch (there are rows to read again) */
+  moves = 0
   /** enqueued_at bounds of the rows above given positions, so fetches and commits read only the time partitions
    * that can hold them */
   readonly readFloors = new ReadFloors()
@@ -94,12 +96,14 @@ export class PartitionState {
    * dead-letter move of an urgent message committed past the less urgent messages of the failed attempt).
    */
   rewind(): void {
+    this.moves++
     this.positions = [...this.resolved]
     this.handedOut = [...this.resolved]
   }
 
   /** seek: everything before `seq + 1` counts as processed; rows after it are read again. */
   seekTo(seq: bigint): void {
+    this.moves++
     this.positions = filled(seq)
     this.handedOut = filled(seq)
     this.resolved = filled(seq)
