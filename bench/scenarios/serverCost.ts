@@ -32,6 +32,8 @@ interface Probe {
   /** index scans on the message table's partitions per delivered message (every client of the schema) */
   messageIndexScansPerMessage: number
   available: boolean
+  /** messages the producer sent in the window (short of 500/s: the producer did not keep up, not the member) */
+  sent?: number
 }
 
 function withApplicationName(url: string, name: string): string {
@@ -91,6 +93,7 @@ async function probeConsumer(ctx: RunContext, c: CostCase, seconds: number): Pro
   const consumer: Consumer = makeKafka(consumerTarget, 'bench-cost-consumer').consumer({ groupId: `g-${name}`, maxWaitTimeInMs: 5000 })
   const producer: Producer = makeKafka(target, 'bench-cost-producer').producer()
   let delivered = 0
+  let sent = 0
   let stopped = false
   let ticker: Promise<void> = Promise.resolve()
   try {
@@ -103,7 +106,6 @@ async function probeConsumer(ctx: RunContext, c: CostCase, seconds: number): Pro
     })
     await producer.connect()
     const perTick = (RATE * TICK_MS) / 1000
-    let sent = 0
     ticker = (async () => {
       let next = performance.now()
       while (!stopped) {
@@ -118,10 +120,12 @@ async function probeConsumer(ctx: RunContext, c: CostCase, seconds: number): Pro
     const scansBefore = await messageIndexScans(pool, schema)
     await cpu.start()
     const from = delivered
+    const sentFrom = sent
     const started = performance.now()
     await sleep(seconds * 1000)
     const used = await cpu.stop()
     const got = delivered - from
+    const sentInWindow = sent - sentFrom
     const elapsed = (performance.now() - started) / 1000
     await sleep(1200) // backends flush their statistics at most once a second
     const scans = (await messageIndexScans(pool, schema)) - scansBefore
@@ -134,6 +138,7 @@ async function probeConsumer(ctx: RunContext, c: CostCase, seconds: number): Pro
       timePartitions: await countTimePartitions(pool, schema),
       messageIndexScansPerMessage: scans / Math.max(1, got),
       available: used.available,
+      sent: sentInWindow,
     }
   } finally {
     stopped = true
@@ -230,7 +235,7 @@ export async function serverCostSteps(ctx: RunContext, quick = false): Promise<R
     const p = await probeConsumer(ctx, c, seconds).catch((e: Error) => (ctx.log(`server cost case failed: ${e.message}`), undefined))
     if (!p) continue
     ctx.log(
-      `server cost, ${p.timePartitions} time partitions, ${c.topicPartitions} topic partitions: ${p.value.toFixed(1)} µs CPU per message (${p.cpuMs.toFixed(0)} ms over ${p.seconds.toFixed(1)} s, ${p.delivered} messages, ${p.backends} backends, ${p.messageIndexScansPerMessage.toFixed(1)} message index scans per message)`,
+      `server cost, ${p.timePartitions} time partitions, ${c.topicPartitions} topic partitions: ${p.value.toFixed(1)} µs CPU per message (${p.cpuMs.toFixed(0)} ms over ${p.seconds.toFixed(1)} s, ${p.delivered} messages of ${p.sent} sent, ${p.backends} backends, ${p.messageIndexScansPerMessage.toFixed(1)} message index scans per message)`,
     )
     rows.push(
       costRow(
