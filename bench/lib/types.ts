@@ -38,6 +38,8 @@ export interface Sizes {
   /** produce + consume (5,000 msg/s) with maintenance on a topic with 10 s retention (pgQueue; 0: skipped). The
    * full run's 720 s churn 3.6 M messages: an hour at 1,000 msg/s. */
   scalingChurnSeconds: number
+  /** consumer server CPU per message (bench/scenarios/serverCost.ts): every case, or the 73-time-partition one */
+  scalingServerCost: 'all' | 'one'
 }
 
 export const FULL: Sizes = {
@@ -57,6 +59,7 @@ export const FULL: Sizes = {
   scalingProducers: [1, 4, 16],
   scalingBacklogs: [1_000_000, 10_000_000],
   scalingChurnSeconds: 720,
+  scalingServerCost: 'all',
 }
 
 export const QUICK: Sizes = {
@@ -76,6 +79,7 @@ export const QUICK: Sizes = {
   scalingProducers: [2],
   scalingBacklogs: [],
   scalingChurnSeconds: 0,
+  scalingServerCost: 'one',
 }
 
 export interface RunContext {

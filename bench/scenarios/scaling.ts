@@ -14,6 +14,8 @@
 // - churn (pgQueue): a producer process (batches of 100 at 50 per second, maintenance back to back) and a
 //   consuming group run together on a topic with 10 s retention; then the dead tuples left in the message, offset
 //   and lease tables and the rows still stored.
+// - server cost (pgQueue): the consumer's PostgreSQL CPU per message at 500 msg/s with 5, 73 and 200 time partitions
+//   and 1, 8 and 64 topic partitions, and 100 idle groups' CPU per second (bench/scenarios/serverCost.ts).
 import { churn, relationSizes } from '../lib/pgstats.js'
 import { MESSAGE_BYTES, prefill, produce, withProducer } from '../lib/produce.js'
 import { startProducers } from '../lib/producers.js'
@@ -22,6 +24,7 @@ import type { Row, RunContext } from '../lib/types.js'
 import { runMembers } from '../lib/workers.js'
 import { member } from './consume.js'
 import { measureLatency } from './latency.js'
+import { serverCostSteps } from './serverCost.js'
 
 const BATCH = 1000
 const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`
@@ -299,6 +302,7 @@ export async function scalingScenario(ctx: RunContext): Promise<Row[]> {
     producers: producerSteps,
     backlog: backlogSteps,
     churn: churnStep,
+    serverCost: (c: RunContext) => serverCostSteps(c, c.sizes.scalingServerCost === 'one'),
   }
   // BENCH_SCALING_STEPS=producers,backlog runs only those steps (default: all, in this order)
   const only = process.env.BENCH_SCALING_STEPS?.split(',').map((s) => s.trim())

@@ -1,17 +1,18 @@
 import type { Logger } from 'kafkajs'
 import type { PriorityBand } from '../config/types.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
-import type { FetchedPartition, FetchLimit } from '../store/fetch.js'
+import type { FetchBounds, FetchedPartition, FetchLimit, ReadHorizon } from '../store/fetch.js'
 import { selectBatches } from './bandSelection.js'
 import { toKafkaMessage, type DeliveredMessage } from './batch.js'
 import type { OffsetManager } from './offsetManager.js'
 import type { PartitionState } from './partitionState.js'
+import { rangeFor } from './readFloors.js'
 
 /** Where rows come from (store/fetch.ts in production, a fake in unit tests). */
 export interface FetchSource {
   /** up to `limit.rows` rows per priority and `limit.bytesPerPartition` payload bytes per partition above each
    * partition's positions; aligned with `partitions`, null = fenced */
-  fetch(partitions: PartitionState[], limit: FetchLimit, bulk: boolean): Promise<Array<FetchedPartition | null>>
+  fetch(partitions: PartitionState[], limit: FetchLimit, bulk: boolean, bounds: FetchBounds): Promise<Array<FetchedPartition | null>>
   watermarks(topicId: string, partition: number): Promise<{ low: bigint; high: bigint }>
 }
 
@@ -49,13 +50,21 @@ export interface FetchManagerOptions {
  */
 const ROUND_ROWS = 4000
 const MAX_BATCHES_PER_ROUND = 8
+/** How old the last read horizon may be before a fetch asks for a new one (a pass over pg_stat_activity). */
+const HORIZON_EVERY_MS = 2000
+
+/** A fetch's rows, and the read horizon of the last fetch that had finished before it was sent (readFloors.ts). */
+interface Fetched {
+  parts: Array<FetchedPartition | null>
+  before: ReadHorizon | undefined
+}
 
 /** The next round's fetch, issued while the current round's batches are processed. */
 interface Prefetch {
   states: PartitionState[]
   /** each state's fetch positions when the fetch was issued: the rows are valid only if nothing moved them */
   positions: bigint[][]
-  result: Promise<Array<FetchedPartition | null> | undefined>
+  result: Promise<Fetched | undefined>
 }
 
 /**
@@ -70,6 +79,12 @@ export class FetchManager {
   private lastRowBytes = 0
   /** the per-priority row limit of the fetch whose rows are being cut into batches */
   private rowLimit = 0
+  /** the last read horizon a finished fetch returned, when it was sent, and the clock's epoch then */
+  private horizon?: { value: ReadHorizon; sentAt: number; epoch: number }
+  /** every partition of the last round's fetch was drained: a fetch right after it would find nothing new, unless
+   * one of them moved back since (`moves` when the round was fetched) */
+  private drained = false
+  private drainedStates: Array<{ state: PartitionState; moves: number }> = []
 
   constructor(private readonly o: FetchManagerOptions) {}
 
@@ -82,7 +97,7 @@ export class FetchManager {
     const started = Date.now()
     emitter.emit(consumerEvents.FETCH_START, { nodeId: 'pgqueue' })
     const perRound = this.batchesPerRound(states.length)
-    const fetched = prefetched ?? (await this.fetch(states))
+    const { parts: fetched, before } = prefetched ?? (await this.fetch(states))
     emitter.emit(consumerEvents.FETCH, {
       numberOfBatches: fetched.filter((f) => f && f.rows.length > 0).length,
       duration: Date.now() - started,
@@ -101,11 +116,15 @@ export class FetchManager {
         fetchLimit: this.rowLimit,
       }
       const batches = selectBatches(f.rows, limits).map((rows) => rows.map((r) => toKafkaMessage(r, state.topic, state.partition)))
-      if (batches.length === 0) return
       for (const delivered of batches) for (const d of delivered) state.delivered(d.seq, d.priority)
+      state.readFloors.afterFetch(f, before, state.positions, this.o.offsets.clock.epoch)
+      if (batches.length === 0) return
       work.push({ state, batches })
     })
-    if (work.length > 0 && prefetchNext) {
+    this.drained = fetched.every((f) => !f || f.drained)
+    this.drainedStates = states.map((state) => ({ state, moves: state.moves }))
+    // a round that drained every partition leaves nothing to prefetch: the next rows come with a NOTIFY
+    if (work.length > 0 && prefetchNext && !this.drained) {
       const result = this.fetch(states).catch(() => undefined)
       this.prefetch = { states, positions: states.map((s) => [...s.positions]), result }
     }
@@ -125,6 +144,11 @@ export class FetchManager {
 
   discardPrefetch(): void {
     this.prefetch = undefined
+  }
+
+  /** The last round's fetch returned every row its partitions had (none was cut by the row limit or byte budget). */
+  get lastRoundDrained(): boolean {
+    return this.drained && this.drainedStates.every(({ state, moves }) => state.moves === moves && state.pendingSeek === undefined && !state.revoked)
   }
 
   /**
@@ -175,7 +199,7 @@ export class FetchManager {
    * A backlog is read in bulk (binary COPY: cheapest per row, but planned each time); a consumer that is keeping up
    * reads the few new rows with the prepared statement, which answers faster. The last fetch decides.
    */
-  private async fetch(states: PartitionState[]): Promise<Array<FetchedPartition | null>> {
+  private async fetch(states: PartitionState[]): Promise<Fetched> {
     const { perBatch, maxBytes, maxBytesPerPartition } = this.o
     const bytesPerPartition = Math.max(1, Math.min(maxBytesPerPartition, Math.floor(maxBytes / states.length)))
     // the statement reads up to `rows` per priority before the byte budget cuts them: ask for about as many as the
@@ -183,7 +207,8 @@ export class FetchManager {
     const byBytes = this.lastRowBytes > 0 ? Math.ceil((bytesPerPartition / this.lastRowBytes) * 1.25) + 1 : Infinity
     const limit = { rows: Math.max(1, Math.min(perBatch * this.batchesPerRound(states.length), byBytes)), bytesPerPartition }
     this.rowLimit = limit.rows
-    const fetched = await this.o.source.fetch(states, limit, this.lastFetchRows >= perBatch)
+    const bulk = this.lastFetchRows >= perBatch
+    const { fetched, before } = await this.boundedFetch(states, limit, bulk)
     let rows = 0
     let bytes = 0
     for (const f of fetched) {
@@ -194,7 +219,43 @@ export class FetchManager {
     }
     this.lastFetchRows = rows
     if (rows > 0) this.lastRowBytes = Math.max(1, bytes / rows)
-    return fetched
+    return { parts: fetched, before }
+  }
+
+  /**
+   * One fetch, its rows read in the enqueued_at range the partitions' read floors give (readFloors.ts), with the
+   * horizon of the last fetch that finished before it was sent (valid for the floors this one records). When the
+   * server's clock turns out to have been set back, the rows are dropped and read again unbounded.
+   */
+  private async boundedFetch(
+    states: PartitionState[],
+    limit: FetchLimit,
+    bulk: boolean,
+  ): Promise<{ fetched: Array<FetchedPartition | null>; before: ReadHorizon | undefined }> {
+    const clock = this.o.offsets.clock
+    const sentAt = clock.now()
+    const known = this.horizon?.epoch === clock.epoch ? this.horizon : undefined
+    const horizon = !known || sentAt - known.sentAt >= HORIZON_EVERY_MS
+    const range = rangeFor(
+      states.map((s) => s.readFloors.boundsFor(s.positions, clock.epoch)),
+      clock,
+    )
+    let fetched = await this.o.source.fetch(states, limit, bulk, { range, horizon })
+    let first = fetched.find((f) => f)
+    let before = known?.value
+    if (first && !clock.observe(first.serverNow, sentAt)) {
+      this.o.logger.warn('The database server clock went back: reading without time bounds until it is trusted again', {
+        groupId: this.o.groupId,
+      })
+      before = undefined
+      if (range) {
+        fetched = await this.o.source.fetch(states, limit, bulk, { horizon: true })
+        first = fetched.find((f) => f)
+        if (first) clock.observe(first.serverNow, sentAt)
+      }
+    }
+    if (first?.horizon) this.horizon = { value: first.horizon, sentAt, epoch: clock.epoch }
+    return { fetched, before }
   }
 
   /**
@@ -202,7 +263,7 @@ export class FetchManager {
    * moved since (rewind after a failure, partial resolve or pause, seek, revocation) and rows in it. Anything else
    * is discarded and fetched afresh (an empty prefetch too: it may predate a NOTIFY).
    */
-  private async takePrefetch(states: PartitionState[]): Promise<Array<FetchedPartition | null> | undefined> {
+  private async takePrefetch(states: PartitionState[]): Promise<Fetched | undefined> {
     const pre = this.prefetch
     this.prefetch = undefined
     if (!pre) return undefined
@@ -214,7 +275,7 @@ export class FetchManager {
       const before = pre.positions[i]
       for (let p = 0; p < before.length; p++) if (before[p] !== s.positions[p]) return undefined
     }
-    return result.some((f) => f && f.rows.length > 0) ? result : undefined
+    return result.parts.some((f) => f && f.rows.length > 0) ? result : undefined
   }
 
   /** Applies seeks before fetching: '-1' is the log end, '-2' the first retained offset. */

@@ -3,7 +3,9 @@ import { toKafkaJSError } from '../db/pgErrors.js'
 import { consumerEvents, type InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { traceSettle } from '../tracing/messaging.js'
+import type { ReadRange } from '../store/readBounds.js'
 import type { PartitionState } from './partitionState.js'
+import { rangeFor, ServerClock } from './readFloors.js'
 
 /** One partition's offset write: the exact offset (next to read), or processed-through seqs per priority. */
 export interface OffsetWrite {
@@ -26,7 +28,8 @@ export interface WrittenOffset {
  * commits); otherwise it only advances. `durable: false` = no WAL flush wait (decision 004).
  */
 export interface OffsetWriter {
-  write(commits: OffsetWrite[], opts: { exact: boolean; durable: boolean }): Promise<WrittenOffset[]>
+  /** `range`: the enqueued_at range the rows above every commit's priorityPositions lie in (readFloors.ts) */
+  write(commits: OffsetWrite[], opts: { exact: boolean; durable: boolean; range?: ReadRange }): Promise<WrittenOffset[]>
   topicIds(topics: string[]): Promise<Map<string, string>>
 }
 
@@ -63,6 +66,8 @@ export class OffsetManager {
   private failure?: unknown
   private lastCommitAt: number
   private readonly now: () => number
+  /** the server's clock as this member's fetches saw it (FetchManager keeps it; commits bound their probes by it) */
+  readonly clock = new ServerClock()
 
   constructor(private readonly o: OffsetManagerOptions) {
     this.now = o.now ?? (() => performance.now())
@@ -210,7 +215,15 @@ export class OffsetManager {
     if (dirty.length === 0) return
     const sent = dirty.map((s) => [...s.resolved])
     const rows = await this.write(
-      dirty.map((s, i) => ({ topicId: s.topicId, partition: s.partition, priorityPositions: sent[i] })),
+      dirty.map((s, i) => {
+        const known = s.readFloors.watermarkFor(sent[i])
+        return {
+          topicId: s.topicId,
+          partition: s.partition,
+          priorityPositions: sent[i],
+          ...(known === undefined ? {} : { offset: known.toString() }),
+        }
+      }),
       false,
       false,
     )
@@ -230,13 +243,30 @@ export class OffsetManager {
     })
   }
 
+  /**
+   * The enqueued_at range of the rows above the commits' per-priority positions, from the partitions' read floors
+   * (readFloors.ts), so the watermark's probes touch only the time partitions that can hold them; undefined =
+   * unbounded (a partition without a floor at or below its positions, or one this member does not hold).
+   */
+  private rangeOf(commits: OffsetWrite[]): ReadRange | undefined {
+    const bounds = []
+    for (const c of commits) {
+      if (!c.priorityPositions || c.offset !== undefined) continue
+      const state = this.stateOf(c.topicId, c.partition)
+      if (!state) return undefined
+      bounds.push(state.readFloors.boundsFor(c.priorityPositions, this.clock.epoch))
+    }
+    return rangeFor(bounds, this.clock)
+  }
+
   /** One fenced write (callers run it serially), announced by COMMIT_OFFSETS when anything was written. */
   private async write(commits: OffsetWrite[], exact: boolean, durable: boolean): Promise<WrittenOffset[]> {
     if (commits.length === 0) return []
     let rows: WrittenOffset[]
     try {
       const topics = commits.map((c) => this.o.owner.topicName(c.topicId) ?? c.topicId)
-      rows = await traceSettle(this.o.groupId, topics, () => this.o.writer.write(commits, { exact, durable }))
+      const range = this.rangeOf(commits)
+      rows = await traceSettle(this.o.groupId, topics, () => this.o.writer.write(commits, { exact, durable, ...(range ? { range } : {}) }))
     } catch (e) {
       throw toKafkaJSError(e, 'commit offsets')
     }

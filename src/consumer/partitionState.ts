@@ -1,4 +1,5 @@
 import { PRIORITY_LEVELS } from '../store/fetch.js'
+import { ReadFloors } from './readFloors.js'
 
 /** Kafka offset of a pgQueue seq: offset = seq - 1; a committed offset (next to read) = last processed seq. */
 export const offsetOfSeq = (seq: string | bigint): string => (BigInt(seq) - 1n).toString()
@@ -23,6 +24,11 @@ export class PartitionState {
   /** the member lost this partition (lease taken over, rebalance): stop delivering it */
   revoked = false
   highWatermark = '0'
+  /** counts rewinds and seeks: the positions moved back since a fetch (there are rows to read again) */
+  moves = 0
+  /** enqueued_at bounds of the rows above given positions, so fetches and commits read only the time partitions
+   * that can hold them */
+  readonly readFloors = new ReadFloors()
   /** monotonic ms until which this member's lease surely holds (GroupMembership.leaseLive) */
   leaseDeadline = 0
   /** the batch last handed to the handler: its delivery order, and each priority's handed-out seq before it */
@@ -90,12 +96,14 @@ export class PartitionState {
    * dead-letter move of an urgent message committed past the less urgent messages of the failed attempt).
    */
   rewind(): void {
+    this.moves++
     this.positions = [...this.resolved]
     this.handedOut = [...this.resolved]
   }
 
   /** seek: everything before `seq + 1` counts as processed; rows after it are read again. */
   seekTo(seq: bigint): void {
+    this.moves++
     this.positions = filled(seq)
     this.handedOut = filled(seq)
     this.resolved = filled(seq)

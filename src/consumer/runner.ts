@@ -135,6 +135,11 @@ export class Runner {
       }
       try {
         await this.processAll(batches)
+        // the fetch read every row its partitions had: with LISTEN up, a fetch now would come back empty unless a
+        // NOTIFY said otherwise since it was sent (poke), so wait for one as after an empty fetch
+        if (this.o.fetcher.lastRoundDrained && this.o.ctx.wakeups.listening && !this.notified && this.running) {
+          if (await this.idle()) await this.o.membership.sync({ heartbeat: true })
+        }
       } catch (e) {
         if (!isRebalancing(e)) throw e
         // what was resolved is committed (process() did that); the next sync takes the new generation

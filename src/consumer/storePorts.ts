@@ -13,9 +13,15 @@ export interface MemberFence {
 /** The fetch manager's rows, from the store, fenced by this member's leases in the current generation. */
 export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): FetchSource {
   return {
-    fetch: (partitions, limit, bulk) =>
+    fetch: (partitions, limit, bulk, bounds) =>
       network.as('Fetch', () =>
-        ctx.store.fetch.fetchPartitions({ group: groupId, lockOwner: member.lockOwner, generation: member.generation }, partitions, limit, bulk),
+        ctx.store.fetch.fetchPartitions(
+          { group: groupId, lockOwner: member.lockOwner, generation: member.generation },
+          partitions,
+          limit,
+          bulk,
+          bounds,
+        ),
       ),
     watermarks: async (topicId, partition) => {
       const all = await network.as('ListOffsets', () => ctx.store.topics.topicWatermarks(topicId))
@@ -28,10 +34,10 @@ export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: M
 /** The offset manager's writes, to the store, fenced by this member's live partition leases of its generation. */
 export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): OffsetWriter {
   return {
-    write: (commits, { exact, durable }) => {
+    write: (commits, { exact, durable, range }) => {
       const commit = () =>
         network.as('OffsetCommit', () =>
-          ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable }),
+          ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable, range }),
         )
       // a topic deleted between the statement's snapshot and its foreign-key check: once more, and the fresh snapshot
       // leaves the deleted topic's partitions out (they come back refused, so the member lets them go)

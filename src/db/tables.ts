@@ -23,6 +23,10 @@ export interface Tables {
   deliveryAttempt: string
   /** sequence of negative provisional seqs for messages whose seq is assigned at commit */
   provisionalSeq: string
+  /** function (lo, hi): the enqueued_at range rows not visible yet can carry (migrations/R__read_horizon.sql) */
+  readHorizon: string
+  /** IMMUTABLE function: the start of the time partition (of the configured width) holding a timestamp */
+  partitionFloor: string
   /** LISTEN/NOTIFY channel for new messages of this schema + prefix */
   notifyChannel: string
   /** unqualified name of a table, e.g. for partition children */
@@ -52,6 +56,8 @@ export function tablesFor(schemaRaw: string, prefixRaw: string): Tables {
     transactionalProducer: q('transactional_producer'),
     deliveryAttempt: q('delivery_attempt'),
     provisionalSeq: q('provisional_seq'),
+    readHorizon: q('read_horizon'),
+    partitionFloor: q('partition_floor'),
     // channel names are identifiers (63 bytes); long ones are hashed so two schemas never share one
     notifyChannel: channel.length <= 63 ? channel : `pgq_${createHash('sha1').update(channel).digest('hex')}`,
     bare: (table) => `${prefix}_${table}`,

@@ -2,6 +2,7 @@ import pg from 'pg'
 import type { Queryable } from '../db/database.js'
 import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
+import { readRange, type ReadRange } from './readBounds.js'
 import { statements } from './statement.js'
 
 /** A stored message as the consumer reads it. */
@@ -24,6 +25,18 @@ export interface FetchedPartition {
   /** next_seq - 1: the Kafka log-end offset */
   highWatermark: string
   rows: FetchedRow[]
+  /** every priority's rows above the positions were returned (none was cut by the row limit or the byte budget) */
+  drained: boolean
+  /** the server's statement_timestamp() (microseconds since 1970) */
+  serverNow: bigint
+  /** the read horizon, when asked for (microseconds since 1970): lo null when it could not be known */
+  horizon?: ReadHorizon
+}
+
+/** migrations/R__read_horizon.sql: no row not visible yet has an enqueued_at before lo (null: unknown) or after hi. */
+export interface ReadHorizon {
+  lo: bigint | null
+  hi: bigint
 }
 
 export const PRIORITY_LEVELS = 10
@@ -38,10 +51,13 @@ export const PRIORITY_LEVELS = 10
  *   numbers, one protocol message per row and no per-column strings, where a plain SELECT ships bytea as text and
  *   node-postgres builds a string per column and an object per row: on 2,000-row rounds 40 % less time per fetch
  *   and a third less CPU on both sides. COPY takes no parameters, so the values are written into the text (they
- *   are all numbers, checked as such) and the statement is planned every time (about 1 ms).
- * - small: the same SELECT as a prepared statement (no planning), payload as base64 (a third more bytes than raw;
- *   bytea's own text form, hex, is twice as many and slower on both sides), rows as arrays of unparsed text. Used
- *   when little is expected (an idle consumer woken by NOTIFY), where the planning would dominate the latency.
+ *   are all numbers and timestamps, checked as such) and the statement is planned every time.
+ * - small: the same SELECT with parameters, payload as base64 (a third more bytes than raw; bytea's own text form,
+ *   hex, is twice as many and slower on both sides), rows as arrays of unparsed text. Used when little is expected
+ *   (a consumer keeping up, woken by NOTIFY). Unnamed, so planned with its values too.
+ * Both are planned with the enqueued_at range as constants, so the planner keeps only the time partitions it
+ * covers (docs/decisions/scale-011-read-horizon.md): planning then costs about as much as a cached generic plan
+ * of the unpruned table would cost to start, and does not grow with the partitions.
  *
  * No ORDER BY: the nested loops produce each partition's rows by priority then seq, and fetchPartitions checks
  * that (sorting only if needed). The per-priority range is a row comparison so that only the dequeue index serves
@@ -57,11 +73,25 @@ export const PRIORITY_LEVELS = 10
 function selectText(
   t: Tables,
   bulk: boolean,
-  args: { topics: string; ids: string; positions: string; limit: string; bytes: string; group: string; owner: string; generation: string },
+  args: {
+    topics: string
+    ids: string
+    positions: string
+    limit: string
+    bytes: string
+    group: string
+    owner: string
+    generation: string
+    lo: string
+    hi: string
+    horizon: string
+  },
 ): string {
+  const us = (ts: string) => `(extract(epoch FROM ${ts}) * 1000000)::int8`
   return `
-    SELECT p.idx::int4, s.next_seq - 1, m.*
+    SELECT p.idx::int4, s.next_seq - 1, ${us('statement_timestamp()')}, ${us('h.lo')}, ${us('h.hi')}, m.*
     FROM unnest(${args.topics}::int8[], ${args.ids}::int4[]) WITH ORDINALITY AS p(topic_id, partition_id, idx)
+    LEFT JOIN (SELECT * FROM ${t.readHorizon}() WHERE ${args.horizon}::bool) AS h ON true
     JOIN ${t.groupGeneration} g ON g.consumer_group = ${args.group}::text AND g.generation = ${args.generation}::int8
     JOIN ${t.partitionLease} l ON l.consumer_group = g.consumer_group AND l.topic_id = p.topic_id
       AND l.partition_id = p.partition_id AND l.lock_owner = ${args.owner}::text AND l.generation = g.generation
@@ -70,30 +100,48 @@ function selectText(
     LEFT JOIN LATERAL (
       SELECT b.enqueue_seq, b.priority, b.kafka_flags, b.payload_compression, b.routing_key, b.message_key,
              ${bulk ? 'b.payload' : "encode(b.payload, 'base64')"}, b.headers::text, b.message_timestamp,
-             ${bulk ? 'b.enqueued_at' : '(extract(epoch FROM b.enqueued_at) * 1000)::int8'}
+             ${bulk ? 'b.enqueued_at' : '(extract(epoch FROM b.enqueued_at) * 1000)::int8'},
+             -- the band may hold more than this fetch returns: it took the whole limit, or the byte budget cut it
+             b.taken >= ${args.limit} OR count(*) OVER (PARTITION BY b.priority) < b.taken
       FROM generate_series(0, ${PRIORITY_LEVELS - 1}) AS pr(priority)
       CROSS JOIN LATERAL (
-        SELECT x.* FROM (
-          SELECT y.*, sum(y.payload_bytes::int4) OVER (ORDER BY y.priority, y.enqueue_seq ROWS UNBOUNDED PRECEDING) AS fetched_bytes
-          FROM ${t.message} y
-          WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
-            AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
-            AND y.priority <= pr.priority::int2
-          ORDER BY y.priority, y.enqueue_seq
-          LIMIT ${args.limit}
-        ) x
+        SELECT z.* FROM (
+          SELECT x.*, count(*) OVER () AS taken FROM (
+            SELECT y.*, sum(y.payload_bytes::int4) OVER (ORDER BY y.priority, y.enqueue_seq ROWS UNBOUNDED PRECEDING) AS fetched_bytes
+            FROM ${t.message} y
+            WHERE y.topic_id = p.topic_id AND y.partition_id = p.partition_id
+              AND (y.priority, y.enqueue_seq) > (pr.priority::int2, (${args.positions}::int8[])[(p.idx - 1) * ${PRIORITY_LEVELS} + pr.priority + 1])
+              AND y.priority <= pr.priority::int2
+              AND y.enqueued_at >= ${t.partitionFloor}(${args.lo}::timestamptz) AND y.enqueued_at <= ${args.hi}::timestamptz
+            ORDER BY y.priority, y.enqueue_seq
+            LIMIT ${args.limit}
+          ) x
+        ) z
         -- the byte budget: rows come in index order, the first always, however large
-        WHERE x.fetched_bytes - x.payload_bytes < ${args.bytes}
+        WHERE z.fetched_bytes - z.payload_bytes < ${args.bytes}
       ) b
     ) m ON true`
 }
 
 const sql = statements('fetch', (t) => ({
-  fetch: selectText(t, false, { topics: '$1', ids: '$2', positions: '$3', limit: '$4', group: '$5', owner: '$6', generation: '$7', bytes: '$8' }),
+  fetch: selectText(t, false, {
+    topics: '$1',
+    ids: '$2',
+    positions: '$3',
+    limit: '$4',
+    group: '$5',
+    owner: '$6',
+    generation: '$7',
+    bytes: '$8',
+    lo: '$9',
+    hi: '$10',
+    horizon: '$11',
+  }),
 }))
 
-function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit): string {
+function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], limit: FetchLimit, bounds: FetchBounds): string {
   const list = (values: string[]) => `'{${values.join(',')}}'`
+  const range = readRange(bounds.range)
   const select = selectText(t, true, {
     topics: list(partitions.map((p) => digits(p.topicId))),
     ids: list(partitions.map((p) => digits(p.partition))),
@@ -104,6 +152,10 @@ function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], li
     group: pg.escapeLiteral(fence.group),
     owner: pg.escapeLiteral(fence.lockOwner),
     generation: digits(fence.generation),
+    // timestamps this module wrote itself (readBounds.ts), as literals: constants the planner prunes partitions by
+    lo: `'${range.lo}'`,
+    hi: `'${range.hi}'`,
+    horizon: bounds.horizon ? 'true' : 'false',
   })
   return `COPY (${select}) TO STDOUT (FORMAT binary)`
 }
@@ -136,6 +188,15 @@ export interface PartitionFetch {
 }
 
 /**
+ * The enqueued_at range every partition's rows are read in (src/consumer/readFloors.ts; undefined = all), and
+ * whether to read the horizon too (it costs a pass over pg_stat_activity: asked for every few seconds).
+ */
+export interface FetchBounds {
+  range?: ReadRange
+  horizon: boolean
+}
+
+/**
  * Reads up to `limit.rows` rows per priority of every partition, and up to `limit.bytesPerPartition` payload bytes
  * per partition (in priority then seq order), in one round trip. The result is aligned with
  * `partitions`; an entry is null when the fence refused that partition (not held by this owner in the group's
@@ -148,8 +209,9 @@ export async function fetchPartitions(
   partitions: PartitionFetch[],
   limit: FetchLimit,
   bulk = false,
+  bounds: FetchBounds = { horizon: false },
 ): Promise<Array<FetchedPartition | null>> {
-  const out = bulk ? await copyFetch(db, t, fence, partitions, limit) : await selectFetch(db, t, fence, partitions, limit)
+  const out = bulk ? await copyFetch(db, t, fence, partitions, limit, bounds) : await selectFetch(db, t, fence, partitions, limit, bounds)
   for (const entry of out) if (entry && !inOrder(entry.rows)) entry.rows.sort(byPriorityThenSeq)
   return out
 }
@@ -160,8 +222,9 @@ async function copyFetch(
   fence: FetchFence,
   partitions: PartitionFetch[],
   limit: FetchLimit,
+  bounds: FetchBounds,
 ): Promise<Array<FetchedPartition | null>> {
-  const text = copyText(t, fence, partitions, limit)
+  const text = copyText(t, fence, partitions, limit, bounds)
   const copy = new CopyOut(text, partitions.length)
   // a pool answers through copy.callback (and returns a promise); a client runs the submittable as it is
   await observed(db, text, [], async () => {
@@ -171,8 +234,9 @@ async function copyFetch(
   return copy.out
 }
 
-/** The prepared form's columns, as unparsed text: idx, high, seq, priority, flags, compression, routing_key,
- * message_key (bytea hex), payload (base64), headers (json), message_timestamp, enqueued_at ms. */
+/** The small form's columns, as unparsed text: idx, high, server now, horizon lo and hi (µs), seq, priority, flags,
+ * compression, routing_key, message_key (bytea hex), payload (base64), headers (json), message_timestamp,
+ * enqueued_at ms, more (the band holds more rows than returned). */
 type RawRow = Array<string | null>
 
 const RAW_TEXT = { getTypeParser: () => (value: string) => value }
@@ -183,8 +247,10 @@ async function selectFetch(
   fence: FetchFence,
   partitions: PartitionFetch[],
   limit: FetchLimit,
+  bounds: FetchBounds,
 ): Promise<Array<FetchedPartition | null>> {
   const stmt = sql(t).fetch
+  const range = readRange(bounds.range)
   const values = [
     partitions.map((p) => p.topicId),
     partitions.map((p) => p.partition),
@@ -194,29 +260,39 @@ async function selectFetch(
     fence.lockOwner,
     fence.generation,
     limit.bytesPerPartition,
+    range.lo,
+    range.hi,
+    bounds.horizon,
   ]
-  const res = await observed(db, stmt.text, values, () =>
-    db.query<RawRow>({ name: stmt.name, text: stmt.text, values, rowMode: 'array', types: RAW_TEXT }),
-  )
+  // unnamed, so planned with these values: the planner then prunes the time partitions outside the range (a cached
+  // generic plan would hold, lock and start every partition's scan at each execution: its cost grew with them)
+  const res = await observed(db, stmt.text, values, () => db.query<RawRow>({ text: stmt.text, values, rowMode: 'array', types: RAW_TEXT }))
   const out: Array<FetchedPartition | null> = partitions.map(() => null)
   for (const r of res.rows) {
-    const entry = (out[Number(r[0]) - 1] ??= { highWatermark: r[1]!, rows: [] })
-    const seq = r[2]
+    const entry = (out[Number(r[0]) - 1] ??= {
+      highWatermark: r[1]!,
+      rows: [],
+      drained: true,
+      serverNow: BigInt(r[2]!),
+      ...(r[4] === null ? {} : { horizon: { lo: r[3] === null ? null : BigInt(r[3]), hi: BigInt(r[4]) } }),
+    })
+    const seq = r[5]
     if (seq === null) continue
-    const payload = Buffer.from(r[8]!, 'base64')
-    const messageKey = r[7]
-    const headers = r[9]
-    const enqueuedAtMs = r[11]!
+    const payload = Buffer.from(r[11]!, 'base64')
+    const messageKey = r[10]
+    const headers = r[12]
+    const enqueuedAtMs = r[14]!
+    if (r[15] === 't') entry.drained = false
     entry.rows.push({
       seq,
-      priority: Number(r[3]),
-      flags: Number(r[4]),
-      compression: Number(r[5]),
-      routingKey: r[6]!,
+      priority: Number(r[6]),
+      flags: Number(r[7]),
+      compression: Number(r[8]),
+      routingKey: r[9]!,
       messageKey: messageKey === null ? null : Buffer.from(messageKey.slice(2), 'hex'),
       payload,
       headers: headers === null ? null : JSON.parse(headers),
-      timestampMs: r[10] ?? enqueuedAtMs,
+      timestampMs: r[13] ?? enqueuedAtMs,
       enqueuedAtMs,
       payloadBytes: payload.length,
     })
@@ -301,7 +377,21 @@ class CopyOut {
     len = b.readInt32BE(o)
     const high = int8(b, o + 4)
     o += 4 + len
-    const entry = (this.out[idx - 1] ??= { highWatermark: high, rows: [] })
+    const serverNow = b.readBigInt64BE(o + 4)
+    o += 12
+    len = b.readInt32BE(o)
+    const lo = len < 0 ? null : b.readBigInt64BE(o + 4)
+    o += 4 + Math.max(len, 0)
+    len = b.readInt32BE(o)
+    const hi = len < 0 ? null : b.readBigInt64BE(o + 4)
+    o += 4 + Math.max(len, 0)
+    const entry = (this.out[idx - 1] ??= {
+      highWatermark: high,
+      rows: [],
+      drained: true,
+      serverNow,
+      ...(hi === null ? {} : { horizon: { lo, hi } }),
+    })
     len = b.readInt32BE(o)
     if (len < 0) return // a partition with no rows
     const seq = int8(b, o + 4)
@@ -328,6 +418,8 @@ class CopyOut {
     const timestamp = len < 0 ? null : int8(b, o + 4)
     o += 4 + Math.max(len, 0)
     const enqueuedAtMs = timestamptzMs(b, o + 4)
+    o += 12
+    if (b.readInt8(o + 4) !== 0) entry.drained = false
     entry.rows.push({
       seq,
       priority,

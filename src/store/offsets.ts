@@ -1,6 +1,8 @@
 import { run, type Database, type Queryable } from '../db/database.js'
 import { sqlState } from '../db/pgErrors.js'
+import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
+import { readRange, type ReadRange } from './readBounds.js'
 import { statements } from './statement.js'
 import { transaction } from './transactions.js'
 
@@ -35,7 +37,11 @@ export interface CommittedOffset {
 // (topic, partition, priority, seq) yields that order. With the equality the planner may pick the unique (topic,
 // partition, seq) index and filter on priority, reading every row above pos once per priority: it did on freshly
 // filled partitions that autovacuum had not analyzed yet (150+ ms per commit instead of < 1 ms).
-const commitStatement = (t: Tables, async: boolean) => `
+// With `known` (every commit carries priorityPositions and the watermark `offset` the member worked out itself,
+// src/consumer/readFloors.ts watermarkFor), no message row is read at all: the watermark is capped at the high
+// watermark, and the commit touches the offset row, the ledger row and the lease row. The statement has no probe
+// then, so its cached plan holds none of the message table's time partitions.
+const commitStatement = (t: Tables, async: boolean, known = false) => `
     WITH c AS (
       SELECT c.* FROM unnest($2::int8[], $3::int4[], $4::int8[], $5::text[], $6::text[])
         AS c(topic_id, partition_id, off, meta, prio)${
@@ -46,15 +52,20 @@ const commitStatement = (t: Tables, async: boolean) => `
         }
     ), w AS (
       SELECT c.topic_id, c.partition_id, c.meta, c.prio,
-             CASE WHEN c.prio IS NULL THEN c.off ELSE LEAST(s.next_seq - 1, (
+             CASE WHEN c.prio IS NULL THEN c.off ELSE LEAST(s.next_seq - 1, ${
+               known
+                 ? 'c.off'
+                 : `(
                SELECT min(COALESCE(n.seq, s.next_seq) - 1)
                FROM unnest(c.prio::int8[]) WITH ORDINALITY AS p(pos, ord)
                LEFT JOIN LATERAL (
                  SELECT m.enqueue_seq AS seq FROM ${t.message} m
                  WHERE m.topic_id = c.topic_id AND m.partition_id = c.partition_id
                    AND (m.priority, m.enqueue_seq) > ((p.ord - 1)::int2, p.pos) AND m.priority <= (p.ord - 1)::int2
+                   AND m.enqueued_at >= ${t.partitionFloor}($10::timestamptz) AND m.enqueued_at <= $11::timestamptz
                  ORDER BY m.priority, m.enqueue_seq LIMIT 1
-               ) n ON true)) END AS off
+               ) n ON true)`
+             }) END AS off
       FROM c JOIN ${t.partitionSeq} s ON s.topic_id = c.topic_id AND s.partition_id = c.partition_id
       WHERE $7::text IS NULL OR EXISTS (
         SELECT 1 FROM ${t.partitionLease} l
@@ -80,6 +91,8 @@ const sql = statements('offsets', (t) => ({
   lockTimeout: `SELECT set_config('lock_timeout', $1, true)`,
   commit: commitStatement(t, false),
   commitAsync: commitStatement(t, true),
+  commitKnown: commitStatement(t, false, true),
+  commitKnownAsync: commitStatement(t, true, true),
   read: `
     SELECT topic_id::text AS "topicId", partition_id AS partition,
            CASE WHEN reset_to IS NOT NULL AND offset_value = start_offset THEN reset_to::text
@@ -175,10 +188,19 @@ export async function commitOffsets(
   t: Tables,
   group: string,
   commits: OffsetCommit[],
-  opts: { lockOwner: string | null; generation?: number; exact: boolean; durable?: boolean },
+  opts: { lockOwner: string | null; generation?: number; exact: boolean; durable?: boolean; range?: ReadRange },
 ): Promise<Array<{ topicId: string; partition: number; offset: string }>> {
-  const statement = opts.durable === false ? sql(t).commitAsync : sql(t).commit
-  const res = await run<{ topicId: string; partition: number; offset: string }>(db, statement, [
+  const known = commits.length > 0 && commits.every((c) => c.priorityPositions && c.offset !== undefined)
+  const statements = sql(t)
+  const statement = known
+    ? opts.durable === false
+      ? statements.commitKnownAsync
+      : statements.commitKnown
+    : opts.durable === false
+      ? statements.commitAsync
+      : statements.commit
+  const range = readRange(opts.range)
+  const values = [
     group,
     commits.map((c) => c.topicId),
     commits.map((c) => c.partition),
@@ -188,7 +210,16 @@ export async function commitOffsets(
     opts.lockOwner,
     opts.exact,
     opts.generation ?? 0,
-  ])
+    range.lo,
+    range.hi,
+  ]
+  type Row = { topicId: string; partition: number; offset: string }
+  // $10, $11: the enqueued_at range of the watermark's probes (store/readBounds.ts). Bounded, the statement goes
+  // unnamed, so it is planned with the range and only the time partitions in it are touched.
+  const res =
+    opts.range && !known
+      ? await observed(db, statement.text, values, () => db.query<Row>({ text: statement.text, values }))
+      : await run<Row>(db, statement, known ? values.slice(0, 9) : values)
   return res.rows
 }
 

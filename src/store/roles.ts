@@ -105,6 +105,7 @@ const DEFINER_FUNCTIONS = [
   'outbox_begin',
   'outbox_ticket',
   'number_outbox',
+  'read_horizon',
 ]
 
 /**
@@ -113,8 +114,8 @@ const DEFINER_FUNCTIONS = [
  */
 const RUNTIME_FUNCTIONS: Record<'writer' | 'reader', string[]> = {
   // number_outbox allocates exactly the seqs of the staged rows it moves: any client may drive it
-  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition', 'outbox_begin', 'number_outbox'],
-  reader: ['ensure_partitions', 'partition_floor', 'number_outbox'],
+  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition', 'outbox_begin', 'number_outbox', 'read_horizon'],
+  reader: ['ensure_partitions', 'partition_floor', 'number_outbox', 'read_horizon'],
 }
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]*$/

@@ -146,8 +146,9 @@ describe('SECURITY DEFINER functions', () => {
       [t.db.schema, logins.reader],
     )
     console.log(`definer: definer functions the reader may call: ${rows.map((x) => x.name).join(', ')}`)
-    // number_outbox allocates exactly the seqs of the committed staged rows it moves: no gap, any client may drive it
-    expect(rows.map((x) => x.name)).toEqual([`${PREFIX}_ensure_partitions`, `${PREFIX}_number_outbox`])
+    // number_outbox allocates exactly the seqs of the committed staged rows it moves: no gap, any client may drive it;
+    // read_horizon reads pg_stat_activity as its owner and writes nothing (docs/decisions/scale-011-read-horizon.md)
+    expect(rows.map((x) => x.name)).toEqual([`${PREFIX}_ensure_partitions`, `${PREFIX}_number_outbox`, `${PREFIX}_read_horizon`])
     for (const fn of ['allocate_seq', 'defer_partition']) {
       const exists = await t.db.pool.query('SELECT 1 FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname = $2', [
         t.db.schema,

@@ -35,7 +35,8 @@ function fakeSource(log: FetchedRow[]): FetchSource & { fetches: bigint[] } {
     async fetch(partitions, { rows: limit }) {
       return partitions.map((p) => {
         fetches.push(p.positions[5])
-        return { highWatermark: String(log.length), rows: log.filter((r) => BigInt(r.seq) > p.positions[r.priority]).slice(0, limit) }
+        const above = log.filter((r) => BigInt(r.seq) > p.positions[r.priority])
+        return { highWatermark: String(log.length), rows: above.slice(0, limit), drained: above.length < limit, serverNow: 0n }
       })
     },
     watermarks: async () => ({ low: 0n, high: BigInt(log.length) }),
@@ -100,12 +101,20 @@ describe('FetchManager', () => {
   })
 
   it('discards a prefetched round once the partition moved', async () => {
-    const { state, source, fetcher } = setup(Array.from({ length: 4 }, (_, i) => row(i + 1)))
+    // more rows than one fetch takes (16), so the round prefetches
+    const { state, source, fetcher } = setup(Array.from({ length: 20 }, (_, i) => row(i + 1)))
     await fetcher.round([state], true)
     state.seekTo(0n)
     const again = await fetcher.round([state], false)
     expect(again[0].batches[0][0].seq).toBe(1n)
-    expect(source.fetches).toEqual([0n, 4n, 0n])
+    expect(source.fetches).toEqual([0n, 16n, 0n])
+  })
+
+  it('prefetches nothing after a round that drained its partitions, and says so', async () => {
+    const { state, source, fetcher } = setup(Array.from({ length: 4 }, (_, i) => row(i + 1)))
+    await fetcher.round([state], true)
+    expect(fetcher.lastRoundDrained).toBe(true)
+    expect(source.fetches).toEqual([0n])
   })
 
   it('rewinds the partitions whose batches never ran', async () => {
