@@ -21,6 +21,22 @@ export async function oursProduce(target: Target, topic: string, payloads: Buffe
   })
 }
 
+/** Sends of 1,000 messages with keys (10,000 distinct, KafkaJS's default partitioner spreads them) to `partitions`. */
+export async function oursProduceKeyed(target: Target, topic: string, payloads: Buffer[], total: number, partitions: number): Promise<number> {
+  await createTopic(target, topic, partitions)
+  const chunk = (i: number): Message[] =>
+    Array.from({ length: Math.min(1000, total - i) }, (_, k) => ({
+      key: `key-${((i + k) * 7919) % 10_000}`,
+      value: payloads[(i + k) % payloads.length]!,
+    }))
+  return withProducer(target, async (p) => {
+    await p.send({ topic, acks: -1, messages: chunk(0) }) // connections, statements, every partition's first rows (not counted)
+    const started = now()
+    for (let i = 0; i < total; i += 1000) await p.send({ topic, acks: -1, messages: chunk(i) })
+    return total / ((now() - started) / 1000)
+  })
+}
+
 export async function oursLoad(target: Target, topic: string, payloads: Buffer[], total: number): Promise<void> {
   await createTopic(target, topic, 1)
   await withProducer(target, async (p) => {

@@ -3,11 +3,12 @@
 // licences) into a scratch database, which also holds our schema; it is dropped at the end.
 //   --quick         20,000 messages instead of 200,000
 //   --repeat <n>    rounds (default 3); the table shows each system's median
-//   --only <s,...>  produce, consume, fanout
+//   --only <s,...>  produce, consume, fanout, keyed
 //   --keep          keep the scratch database
 // Scenarios (~200 B JSON messages, one partition / queue): produce in sends of 100 and of 1,000 awaited one at a
 // time; consume with one consumer; fan-out to 3 and 10 groups reading one stored copy (pgmq: one copy per
 // consumer, it has no fan-out, shown as "(copies)"). Consume rates are timed from each scenario's first delivery.
+// keyed (ours only, issue #36): sends of 1,000 keyed messages to 1 partition and over 1,024 partitions.
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -17,12 +18,12 @@ import { redactConnectionString } from '../../src/db/connection.js'
 import { ensureEmbeddedPostgres } from '../../src/db/embedded.js'
 import { serverInfo } from '../lib/pgstats.js'
 import type { Target } from '../lib/target.js'
-import { oursDrain, oursLoad, oursProduce } from './ours.js'
+import { oursDrain, oursLoad, oursProduce, oursProduceKeyed } from './ours.js'
 import { installPeers, peerDrain, peerLoad, peerProduce, PEERS, VERSIONS, type Peer } from './peers.js'
 
 type System = 'ours' | Peer
 const SYSTEMS: readonly System[] = ['ours', ...PEERS]
-const SCENARIOS = ['produce', 'consume', 'fanout'] as const
+const SCENARIOS = ['produce', 'consume', 'fanout', 'keyed'] as const
 type Scenario = (typeof SCENARIOS)[number]
 
 export interface AnchorRow {
@@ -42,6 +43,8 @@ const LABELS: Record<string, [string, string]> = {
   'consume.one': ['consume, one consumer (from first delivery)', 'msg/s'],
   'fanout.3': ['fan-out, three groups (one stored copy; from first delivery)', 'deliveries/s'],
   'fanout.10': ['fan-out, ten groups (one stored copy; from first delivery)', 'deliveries/s'],
+  'keyed.p1': ['keyed produce, 1,000 per send, 1 partition (ours only)', 'msg/s'],
+  'keyed.p1024': ['keyed produce, 1,000 per send, over 1,024 partitions (ratio: to 1 partition)', 'msg/s'],
 }
 
 const log = (m: string) => console.log(`[anchors] ${m}`)
@@ -62,7 +65,7 @@ function parse(argv: string[]): Args {
     else if (flag === '--keep') args.keep = true
     else if (flag === '--repeat') args.repeat = Number(inline ?? argv[++i])
     else if (flag === '--only') args.only = (inline ?? argv[++i] ?? '').split(',') as Scenario[]
-    else throw new Error(`unknown argument ${argv[i]} (anchors: --quick, --repeat <n>, --only produce,consume,fanout, --keep)`)
+    else throw new Error(`unknown argument ${argv[i]} (anchors: --quick, --repeat <n>, --only produce,consume,fanout,keyed, --keep)`)
   }
   if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error('--repeat needs a positive count')
   for (const s of args.only) if (!SCENARIOS.includes(s)) throw new Error(`unknown anchors scenario "${s}"`)
@@ -146,6 +149,12 @@ export async function runAnchors(argv: string[]): Promise<void> {
               await peerLoad(dbUrl, system, [tag], ['c'], texts, total)
               record('consume.one', system, await peerDrain(dbUrl, system, [{ queue: tag, consumer: 'c' }], total))
             }
+          } else if (scenario === 'keyed') {
+            // issue #36: the same keyed sends to 1 and to 1,024 partitions (the peers have no partitions)
+            if (system !== 'ours') continue
+            for (const partitions of [1, 1024]) {
+              record(`keyed.p${partitions}`, system, await oursProduceKeyed(target, `anchors-${tag}-${partitions}`, buffers, total, partitions))
+            }
           } else {
             for (const groups of [3, 10]) {
               const name = `${tag}_${groups}`
@@ -190,7 +199,9 @@ export async function runAnchors(argv: string[]): Promise<void> {
 
   const rows: AnchorRow[] = [...runs].map(([key, r]) => {
     const values = Object.fromEntries(SYSTEMS.map((s) => [s, r[s].length ? median(r[s]) : null])) as Record<System, number | null>
-    const best = Math.max(...PEERS.map((p) => values[p] ?? 0))
+    // keyed over 1,024 partitions: against the same sends to one partition (issue #36); other rows: the best peer
+    const best =
+      key === 'keyed.p1024' ? median(runs.get('keyed.p1')?.ours ?? [0]) : key === 'keyed.p1' ? 0 : Math.max(...PEERS.map((p) => values[p] ?? 0))
     return {
       key,
       label: LABELS[key]![0],
@@ -220,7 +231,7 @@ export async function runAnchors(argv: string[]): Promise<void> {
   log(`results: ${path.relative(process.cwd(), file)}`)
 }
 
-const fmt = (v: number | null) => (v === null ? '(copies)' : Math.round(v).toLocaleString('en-US'))
+const fmt = (v: number | null, key: string) => (v !== null ? Math.round(v).toLocaleString('en-US') : key.startsWith('fanout.') ? '(copies)' : '—')
 
 /** The markdown table of an anchors run (also used by scripts/performance-table.ts). */
 export function anchorsTable(rows: AnchorRow[]): string {
@@ -230,7 +241,7 @@ export function anchorsTable(rows: AnchorRow[]): string {
   ]
   for (const r of rows) {
     out.push(
-      `| ${r.label} | ${r.unit} | ${fmt(r.values.ours)} | ${fmt(r.values.pgque)} | ${fmt(r.values.pgmq)} | ${r.ratio === null ? '' : `**${r.ratio.toFixed(2)}**`} |`,
+      `| ${r.label} | ${r.unit} | ${fmt(r.values.ours, r.key)} | ${fmt(r.values.pgque, r.key)} | ${fmt(r.values.pgmq, r.key)} | ${r.ratio === null ? '' : `**${r.ratio.toFixed(2)}**`} |`,
     )
   }
   return out.join('\n')
