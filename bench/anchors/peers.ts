@@ -5,9 +5,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import pg from 'pg'
 
-export type Peer = 'pgque' | 'pgmq'
-export const PEERS: readonly Peer[] = ['pgque', 'pgmq']
-export const VERSIONS: Record<Peer, string> = { pgque: '0.2.0', pgmq: '1.5.1' }
+import { PEERS, VERSIONS, type Peer } from './versions.js'
+
+export { PEERS, VERSIONS, type Peer }
 
 const now = () => performance.timeOrigin + performance.now()
 

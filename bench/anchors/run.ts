@@ -16,26 +16,17 @@ import path from 'node:path'
 import pg from 'pg'
 import { redactConnectionString } from '../../src/db/connection.js'
 import { ensureEmbeddedPostgres } from '../../src/db/embedded.js'
+import { findBroker, type RunningBroker } from '../../compat-tests/broker/index.js'
 import { serverInfo } from '../lib/pgstats.js'
 import type { Target } from '../lib/target.js'
 import { oursDrain, oursLoad, oursProduce, oursProduceKeyed } from './ours.js'
-import { installPeers, peerDrain, peerLoad, peerProduce, PEERS, VERSIONS, type Peer } from './peers.js'
+import { anchorsTable, type AnchorRow, type System } from './table.js'
+import { installPeers, peerDrain, peerLoad, peerProduce, PEERS, VERSIONS } from './peers.js'
 
-type System = 'ours' | Peer
-const SYSTEMS: readonly System[] = ['ours', ...PEERS]
+/** KafkaJS programs: this library, and a real broker with --kafka (the same code through DATAHUB_MESSAGING_TRANSPORT) */
+const viaKafkaJs = (s: System): s is 'ours' | 'kafka' => s === 'ours' || s === 'kafka'
 const SCENARIOS = ['produce', 'consume', 'fanout', 'keyed'] as const
 type Scenario = (typeof SCENARIOS)[number]
-
-export interface AnchorRow {
-  key: string
-  label: string
-  unit: string
-  /** median per system; null where the system has no such scenario */
-  values: Record<System, number | null>
-  runs: Record<System, number[]>
-  /** ours / the best peer's median */
-  ratio: number | null
-}
 
 const LABELS: Record<string, [string, string]> = {
   'produce.batch100': ['produce, batch 100', 'msg/s'],
@@ -54,15 +45,18 @@ interface Args {
   repeat: number
   only: Scenario[]
   keep: boolean
+  /** a Kafka broker beside them (KAFKA_BROKERS, else the harness's local broker) */
+  kafka: boolean
 }
 
 function parse(argv: string[]): Args {
-  const args: Args = { quick: false, repeat: 3, only: [...SCENARIOS], keep: false }
+  const args: Args = { quick: false, repeat: 3, only: [...SCENARIOS], keep: false, kafka: false }
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined]
     if (flag === '--anchors') continue
     else if (flag === '--quick') args.quick = true
     else if (flag === '--keep') args.keep = true
+    else if (flag === '--kafka') args.kafka = true
     else if (flag === '--repeat') args.repeat = Number(inline ?? argv[++i])
     else if (flag === '--only') args.only = (inline ?? argv[++i] ?? '').split(',') as Scenario[]
     else throw new Error(`unknown argument ${argv[i]} (anchors: --quick, --repeat <n>, --only produce,consume,fanout,keyed, --keep)`)
@@ -113,11 +107,19 @@ export async function runAnchors(argv: string[]): Promise<void> {
   )
   const texts = payloads()
   const buffers = texts.map((t) => Buffer.from(t))
-  const target: Target = { backend: 'pgqueue', url: dbUrl, schema: `anchors_${runId}` }
+  const ours: Target = { backend: 'pgqueue', url: dbUrl, schema: `anchors_${runId}` }
+  let broker: RunningBroker | undefined
+  if (args.kafka) {
+    broker = await findBroker(log)
+    log(`Kafka: ${broker.source} at ${broker.brokers.join(',')}`)
+  }
+  const kafka: Target | undefined = broker ? { backend: 'kafka', brokers: broker.brokers } : undefined
+  const SYSTEMS: System[] = ['ours', ...PEERS, ...(kafka ? (['kafka'] as const) : [])]
+  const targetOf = (s: 'ours' | 'kafka'): Target => (s === 'ours' ? ours : kafka!)
   const runs = new Map<string, Record<System, number[]>>()
   const record = (key: string, system: System, value: number) => {
     let r = runs.get(key)
-    if (!r) runs.set(key, (r = { ours: [], pgque: [], pgmq: [] }))
+    if (!r) runs.set(key, (r = { ours: [], pgque: [], pgmq: [], kafka: [] }))
     r[system].push(value)
     log(`  ${system} ${key}: ${Math.round(value).toLocaleString('en-US')} ${LABELS[key]![1]}`)
   }
@@ -135,16 +137,15 @@ export async function runAnchors(argv: string[]): Promise<void> {
           if (scenario === 'produce') {
             for (const batch of [100, 1000]) {
               const name = `${tag}_b${batch}`
-              const value =
-                system === 'ours'
-                  ? await oursProduce(target, `anchors-${name}`, buffers, total, batch)
-                  : await peerProduce(dbUrl, system, name, texts, total, batch)
+              const value = viaKafkaJs(system)
+                ? await oursProduce(targetOf(system), `anchors-${name}`, buffers, total, batch)
+                : await peerProduce(dbUrl, system, name, texts, total, batch)
               record(`produce.batch${batch}`, system, value)
             }
           } else if (scenario === 'consume') {
-            if (system === 'ours') {
-              await oursLoad(target, `anchors-${tag}`, buffers, total)
-              record('consume.one', system, await oursDrain(target, `anchors-${tag}`, [`${tag}-g`]))
+            if (viaKafkaJs(system)) {
+              await oursLoad(targetOf(system), `anchors-${tag}`, buffers, total)
+              record('consume.one', system, await oursDrain(targetOf(system), `anchors-${tag}`, [`${tag}-g`]))
             } else {
               await peerLoad(dbUrl, system, [tag], ['c'], texts, total)
               record('consume.one', system, await peerDrain(dbUrl, system, [{ queue: tag, consumer: 'c' }], total))
@@ -153,19 +154,19 @@ export async function runAnchors(argv: string[]): Promise<void> {
             // issue #36: the same keyed sends to 1 and to 1,024 partitions (the peers have no partitions)
             if (system !== 'ours') continue
             for (const partitions of [1, 1024]) {
-              record(`keyed.p${partitions}`, system, await oursProduceKeyed(target, `anchors-${tag}-${partitions}`, buffers, total, partitions))
+              record(`keyed.p${partitions}`, system, await oursProduceKeyed(ours, `anchors-${tag}-${partitions}`, buffers, total, partitions))
             }
           } else {
             for (const groups of [3, 10]) {
               const name = `${tag}_${groups}`
               const ids = Array.from({ length: groups }, (_, i) => `g${i}`)
-              if (system === 'ours') {
-                await oursLoad(target, `anchors-${name}`, buffers, total)
+              if (viaKafkaJs(system)) {
+                await oursLoad(targetOf(system), `anchors-${name}`, buffers, total)
                 record(
                   `fanout.${groups}`,
                   system,
                   await oursDrain(
-                    target,
+                    targetOf(system),
                     `anchors-${name}`,
                     ids.map((g) => `${name}-${g}`),
                   ),
@@ -195,10 +196,14 @@ export async function runAnchors(argv: string[]): Promise<void> {
     }
     await admin.end()
     await stopServer()
+    await broker?.stop()
   }
 
   const rows: AnchorRow[] = [...runs].map(([key, r]) => {
-    const values = Object.fromEntries(SYSTEMS.map((s) => [s, r[s].length ? median(r[s]) : null])) as Record<System, number | null>
+    const values = Object.fromEntries((['ours', ...PEERS, 'kafka'] as const).map((s) => [s, r[s].length ? median(r[s]) : null])) as Record<
+      System,
+      number | null
+    >
     // keyed over 1,024 partitions: against the same sends to one partition (issue #36); other rows: the best peer
     const best =
       key === 'keyed.p1024' ? median(runs.get('keyed.p1')?.ours ?? [0]) : key === 'keyed.p1' ? 0 : Math.max(...PEERS.map((p) => values[p] ?? 0))
@@ -229,20 +234,4 @@ export async function runAnchors(argv: string[]): Promise<void> {
   }
   fs.writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`)
   log(`results: ${path.relative(process.cwd(), file)}`)
-}
-
-const fmt = (v: number | null, key: string) => (v !== null ? Math.round(v).toLocaleString('en-US') : key.startsWith('fanout.') ? '(copies)' : '—')
-
-/** The markdown table of an anchors run (also used by scripts/performance-table.ts). */
-export function anchorsTable(rows: AnchorRow[]): string {
-  const out = [
-    `| scenario | unit | this library | PgQue ${VERSIONS.pgque} | pgmq ${VERSIONS.pgmq} | ours / best peer |`,
-    '|---|---|---:|---:|---:|---:|',
-  ]
-  for (const r of rows) {
-    out.push(
-      `| ${r.label} | ${r.unit} | ${fmt(r.values.ours, r.key)} | ${fmt(r.values.pgque, r.key)} | ${fmt(r.values.pgmq, r.key)} | ${r.ratio === null ? '' : `**${r.ratio.toFixed(2)}**`} |`,
-    )
-  }
-  return out.join('\n')
 }
