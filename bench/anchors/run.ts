@@ -124,9 +124,51 @@ export async function runAnchors(argv: string[]): Promise<void> {
     log(`  ${system} ${key}: ${Math.round(value).toLocaleString('en-US')} ${LABELS[key]![1]}`)
   }
   const load: number[][] = []
+  const file = path.join(__dirname, '..', 'results', `anchors-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
+  /** The results so far (medians of the rounds done): written after every round, so a run cut short keeps them. */
+  const write = (rounds: number): AnchorRow[] => {
+    const rows: AnchorRow[] = [...runs].map(([key, r]) => {
+      const values = Object.fromEntries((['ours', ...PEERS, 'kafka'] as const).map((s) => [s, r[s].length ? median(r[s]) : null])) as Record<
+        System,
+        number | null
+      >
+      // keyed over 1,024 partitions: against the same sends to one partition (issue #36); other rows: the best peer
+      const best =
+        key === 'keyed.p1024' ? median(runs.get('keyed.p1')?.ours ?? [0]) : key === 'keyed.p1' ? 0 : Math.max(...PEERS.map((p) => values[p] ?? 0))
+      return {
+        key,
+        label: LABELS[key]![0],
+        unit: LABELS[key]![1],
+        values,
+        runs: r,
+        ratio: values.ours !== null && best > 0 ? values.ours / best : null,
+      }
+    })
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    const doc = {
+      kind: 'anchors',
+      runId,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      args: { ...args, repeat: rounds },
+      requestedRounds: args.repeat,
+      messages: total,
+      messageBytes: Math.round(buffers.reduce((n, b) => n + b.length, 0) / buffers.length),
+      peers: VERSIONS,
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGB: os.totalmem() / 2 ** 30, node: process.version, load },
+      server: { url: redactConnectionString(url), settings },
+      rows,
+    }
+    fs.writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`)
+    return rows
+  }
   try {
     await installPeers(dbUrl, log)
     for (let round = 0; round < args.repeat; round++) {
+      if (round > 0) {
+        write(round)
+        log(`results of ${round} round(s) so far: ${path.relative(process.cwd(), file)}`)
+      }
       // a different system goes first in each round, so none always meets the machine's state after the same one
       const order = SYSTEMS.map((_, i) => SYSTEMS[(i + round) % SYSTEMS.length]!)
       for (const scenario of args.only) {
@@ -199,39 +241,7 @@ export async function runAnchors(argv: string[]): Promise<void> {
     await broker?.stop()
   }
 
-  const rows: AnchorRow[] = [...runs].map(([key, r]) => {
-    const values = Object.fromEntries((['ours', ...PEERS, 'kafka'] as const).map((s) => [s, r[s].length ? median(r[s]) : null])) as Record<
-      System,
-      number | null
-    >
-    // keyed over 1,024 partitions: against the same sends to one partition (issue #36); other rows: the best peer
-    const best =
-      key === 'keyed.p1024' ? median(runs.get('keyed.p1')?.ours ?? [0]) : key === 'keyed.p1' ? 0 : Math.max(...PEERS.map((p) => values[p] ?? 0))
-    return {
-      key,
-      label: LABELS[key]![0],
-      unit: LABELS[key]![1],
-      values,
-      runs: r,
-      ratio: values.ours !== null && best > 0 ? values.ours / best : null,
-    }
-  })
+  const rows = write(args.repeat)
   console.log(`\n${anchorsTable(rows)}\n`)
-  const file = path.join(__dirname, '..', 'results', `anchors-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  const doc = {
-    kind: 'anchors',
-    runId,
-    startedAt: startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    args,
-    messages: total,
-    messageBytes: Math.round(buffers.reduce((n, b) => n + b.length, 0) / buffers.length),
-    peers: VERSIONS,
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGB: os.totalmem() / 2 ** 30, node: process.version, load },
-    server: { url: redactConnectionString(url), settings },
-    rows,
-  }
-  fs.writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`)
   log(`results: ${path.relative(process.cwd(), file)}`)
 }
