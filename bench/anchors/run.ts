@@ -1,7 +1,7 @@
 // `npm run bench -- --anchors`: this library beside PgQue 0.2.0 and pgmq 1.5.1 on the same PostgreSQL server, in
 // one sitting. The peers are installed from their published SQL (vendored under bench/anchors/<name>/ with their
 // licences) into a scratch database, which also holds our schema; it is dropped at the end.
-//   --quick         20,000 messages instead of 200,000
+//   --quick         20,000 messages instead of 200,000 (--messages <n>: n)
 //   --repeat <n>    rounds (default 3); the table shows each system's median
 //   --only <s,...>  produce, consume, fanout, keyed
 //   --keep          keep the scratch database
@@ -47,6 +47,8 @@ interface Args {
   keep: boolean
   /** a Kafka broker beside them (KAFKA_BROKERS, else the harness's local broker) */
   kafka: boolean
+  /** messages per scenario (default 200,000; --quick 20,000) */
+  messages?: number
 }
 
 function parse(argv: string[]): Args {
@@ -57,9 +59,13 @@ function parse(argv: string[]): Args {
     else if (flag === '--quick') args.quick = true
     else if (flag === '--keep') args.keep = true
     else if (flag === '--kafka') args.kafka = true
+    else if (flag === '--messages') args.messages = Number(inline ?? argv[++i])
     else if (flag === '--repeat') args.repeat = Number(inline ?? argv[++i])
     else if (flag === '--only') args.only = (inline ?? argv[++i] ?? '').split(',') as Scenario[]
-    else throw new Error(`unknown argument ${argv[i]} (anchors: --quick, --repeat <n>, --only produce,consume,fanout,keyed, --keep)`)
+    else
+      throw new Error(
+        `unknown argument ${argv[i]} (anchors: --quick, --messages <n>, --repeat <n>, --only produce,consume,fanout,keyed, --kafka, --keep)`,
+      )
   }
   if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error('--repeat needs a positive count')
   for (const s of args.only) if (!SCENARIOS.includes(s)) throw new Error(`unknown anchors scenario "${s}"`)
@@ -78,7 +84,8 @@ const median = (xs: number[]): number => {
 
 export async function runAnchors(argv: string[]): Promise<void> {
   const args = parse(argv)
-  const total = args.quick ? 20_000 : 200_000
+  const total = args.messages ?? (args.quick ? 20_000 : 200_000)
+  if (!Number.isInteger(total) || total < 1000) throw new Error('--messages needs a count of at least 1,000')
   const startedAt = new Date()
   const runId = `${startedAt.toISOString().replace(/\D/g, '').slice(2, 14)}_${randomBytes(2).toString('hex')}`
   let url = process.env.DATABASE_URL
@@ -107,7 +114,8 @@ export async function runAnchors(argv: string[]): Promise<void> {
   )
   const texts = payloads()
   const buffers = texts.map((t) => Buffer.from(t))
-  const ours: Target = { backend: 'pgqueue', url: dbUrl, schema: `anchors_${runId}` }
+  // a pool wait of 10 s instead of 1 s: ten member processes on a loaded 2-core machine took longer to connect
+  const ours: Target = { backend: 'pgqueue', url: dbUrl, schema: `anchors_${runId}`, options: { pool: { connectionTimeoutMillis: 10_000 } } }
   let broker: RunningBroker | undefined
   if (args.kafka) {
     broker = await findBroker(log)
@@ -124,6 +132,7 @@ export async function runAnchors(argv: string[]): Promise<void> {
     log(`  ${system} ${key}: ${Math.round(value).toLocaleString('en-US')} ${LABELS[key]![1]}`)
   }
   const load: number[][] = []
+  const failures: Array<{ round: number; system: System; scenario: Scenario; error: string }> = []
   const file = path.join(__dirname, '..', 'results', `anchors-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`)
   /** The results so far (medians of the rounds done): written after every round, so a run cut short keeps them. */
   const write = (rounds: number): AnchorRow[] => {
@@ -158,6 +167,7 @@ export async function runAnchors(argv: string[]): Promise<void> {
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGB: os.totalmem() / 2 ** 30, node: process.version, load },
       server: { url: redactConnectionString(url), settings },
       rows,
+      failures,
     }
     fs.writeFileSync(file, `${JSON.stringify(doc, null, 2)}\n`)
     return rows
@@ -176,58 +186,64 @@ export async function runAnchors(argv: string[]): Promise<void> {
           load.push(os.loadavg())
           log(`round ${round + 1}: ${system} ${scenario} (load ${os.loadavg()[0]!.toFixed(2)})`)
           const tag = `r${round}_${scenario}`
-          if (scenario === 'produce') {
-            for (const batch of [100, 1000]) {
-              const name = `${tag}_b${batch}`
-              const value = viaKafkaJs(system)
-                ? await oursProduce(targetOf(system), `anchors-${name}`, buffers, total, batch)
-                : await peerProduce(dbUrl, system, name, texts, total, batch)
-              record(`produce.batch${batch}`, system, value)
-            }
-          } else if (scenario === 'consume') {
-            if (viaKafkaJs(system)) {
-              await oursLoad(targetOf(system), `anchors-${tag}`, buffers, total)
-              record('consume.one', system, await oursDrain(targetOf(system), `anchors-${tag}`, [`${tag}-g`]))
-            } else {
-              await peerLoad(dbUrl, system, [tag], ['c'], texts, total)
-              record('consume.one', system, await peerDrain(dbUrl, system, [{ queue: tag, consumer: 'c' }], total))
-            }
-          } else if (scenario === 'keyed') {
-            // issue #36: the same keyed sends to 1 and to 1,024 partitions (the peers have no partitions)
-            if (system !== 'ours') continue
-            for (const partitions of [1, 1024]) {
-              record(`keyed.p${partitions}`, system, await oursProduceKeyed(ours, `anchors-${tag}-${partitions}`, buffers, total, partitions))
-            }
-          } else {
-            for (const groups of [3, 10]) {
-              const name = `${tag}_${groups}`
-              const ids = Array.from({ length: groups }, (_, i) => `g${i}`)
-              if (viaKafkaJs(system)) {
-                await oursLoad(targetOf(system), `anchors-${name}`, buffers, total)
-                record(
-                  `fanout.${groups}`,
-                  system,
-                  await oursDrain(
-                    targetOf(system),
-                    `anchors-${name}`,
-                    ids.map((g) => `${name}-${g}`),
-                  ),
-                )
-              } else if (system === 'pgque') {
-                await peerLoad(dbUrl, system, [name], ids, texts, total)
-                record(
-                  `fanout.${groups}`,
-                  system,
-                  await peerDrain(
-                    dbUrl,
-                    system,
-                    ids.map((consumer) => ({ queue: name, consumer })),
-                    total,
-                  ),
-                )
+          try {
+            if (scenario === 'produce') {
+              for (const batch of [100, 1000]) {
+                const name = `${tag}_b${batch}`
+                const value = viaKafkaJs(system)
+                  ? await oursProduce(targetOf(system), `anchors-${name}`, buffers, total, batch)
+                  : await peerProduce(dbUrl, system, name, texts, total, batch)
+                record(`produce.batch${batch}`, system, value)
               }
-              // pgmq: no fan-out (a copy per consumer group is a different workload); left out
+            } else if (scenario === 'consume') {
+              if (viaKafkaJs(system)) {
+                await oursLoad(targetOf(system), `anchors-${tag}`, buffers, total)
+                record('consume.one', system, await oursDrain(targetOf(system), `anchors-${tag}`, [`${tag}-g`]))
+              } else {
+                await peerLoad(dbUrl, system, [tag], ['c'], texts, total)
+                record('consume.one', system, await peerDrain(dbUrl, system, [{ queue: tag, consumer: 'c' }], total))
+              }
+            } else if (scenario === 'keyed') {
+              // issue #36: the same keyed sends to 1 and to 1,024 partitions (the peers have no partitions)
+              if (system !== 'ours') continue
+              for (const partitions of [1, 1024]) {
+                record(`keyed.p${partitions}`, system, await oursProduceKeyed(ours, `anchors-${tag}-${partitions}`, buffers, total, partitions))
+              }
+            } else {
+              for (const groups of [3, 10]) {
+                const name = `${tag}_${groups}`
+                const ids = Array.from({ length: groups }, (_, i) => `g${i}`)
+                if (viaKafkaJs(system)) {
+                  await oursLoad(targetOf(system), `anchors-${name}`, buffers, total)
+                  record(
+                    `fanout.${groups}`,
+                    system,
+                    await oursDrain(
+                      targetOf(system),
+                      `anchors-${name}`,
+                      ids.map((g) => `${name}-${g}`),
+                    ),
+                  )
+                } else if (system === 'pgque') {
+                  await peerLoad(dbUrl, system, [name], ids, texts, total)
+                  record(
+                    `fanout.${groups}`,
+                    system,
+                    await peerDrain(
+                      dbUrl,
+                      system,
+                      ids.map((consumer) => ({ queue: name, consumer })),
+                      total,
+                    ),
+                  )
+                }
+                // pgmq: no fan-out (a copy per consumer group is a different workload); left out
+              }
             }
+          } catch (e) {
+            // one failed scenario (e.g. a member that could not connect on an overloaded machine) is reported, not fatal
+            failures.push({ round: round + 1, system, scenario, error: (e as Error).message })
+            log(`round ${round + 1}: ${system} ${scenario} FAILED: ${(e as Error).message}`)
           }
         }
       }
