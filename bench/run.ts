@@ -5,6 +5,7 @@
 //   --backend <name>     pgqueue or kafka (default: both)
 //   --repeat <n>         run each scenario n times (backends alternating); the table shows the median run
 //   --keep               keep the PostgreSQL schema afterwards
+//   --anchors            this library beside PgQue and pgmq on the same server instead (bench/anchors/run.ts)
 // PostgreSQL: DATABASE_URL, else the embedded server in .pgdata/bench. Kafka: KAFKA_BROKERS, else a local broker
 // (compat-tests/broker). Each run uses a fresh schema, dropped at the end.
 import { randomBytes } from 'node:crypto'
@@ -15,6 +16,7 @@ import pg from 'pg'
 import { findBroker, type RunningBroker } from '../compat-tests/broker/index.js'
 import { redactConnectionString } from '../src/db/connection.js'
 import { ensureEmbeddedPostgres } from '../src/db/embedded.js'
+import { runAnchors } from './anchors/run.js'
 import { parseArgs, type Backend, type Scenario } from './lib/args.js'
 import { serverInfo } from './lib/pgstats.js'
 import { markdownTable, medianRows, tableLines } from './lib/report.js'
@@ -89,6 +91,7 @@ async function setupKafka(): Promise<Setup> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--anchors')) return runAnchors(process.argv.slice(2))
   const args = parseArgs(process.argv.slice(2))
   const sizes = args.quick ? QUICK : FULL
   const startedAt = new Date()

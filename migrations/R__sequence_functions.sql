@@ -162,6 +162,58 @@ BEGIN
 END
 $fn$;
 
+-- A send over several partitions, in one statement (src/store/enqueueMany.ts, docs/decisions/write-011): the
+-- partitions come in (topic_id, partition_id) order, the global order every multi-partition writer of ours takes
+-- DataHub's locks in; the first lock blocks, the others are taken with the bounded wait of lock_partition (a wait
+-- while holding can be half of a cycle with DataHub's enqueue_batch). Then every ledger row moves in one UPDATE
+-- (partitions without one are seeded by take_seq) and each partition's log start before this write is read in one
+-- query. Returns, per input position, the first seq and the log start (NULL when the partition held no rows).
+CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___allocate_partitions(
+    p_topic_ids bigint[], p_partitions int[], p_counts bigint[])
+RETURNS TABLE (first_seqs bigint[], low_seqs bigint[])
+LANGUAGE plpgsql
+ROWS 1
+SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
+AS $fn$
+DECLARE
+    n constant int := pg_catalog.cardinality(p_topic_ids);
+    keys bigint[];
+    firsts bigint[];
+    lows bigint[];
+BEGIN
+    SELECT pg_catalog.array_agg(__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_key(c.t, c.p) ORDER BY c.i) INTO keys
+    FROM unnest(p_topic_ids, p_partitions) WITH ORDINALITY AS c(t, p, i);
+    FOR i IN 1..n LOOP
+        IF i = 1 THEN
+            PERFORM pg_catalog.pg_advisory_xact_lock(keys[i]);
+        ELSIF NOT pg_catalog.pg_try_advisory_xact_lock(keys[i]) THEN
+            PERFORM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_partition(p_topic_ids[i], p_partitions[i], true);
+        END IF;
+    END LOOP;
+    -- the log starts, before this write's rows exist (multi-argument unnest is FROM-clause syntax: not schema-qualified)
+    SELECT pg_catalog.array_agg((
+        SELECT m.enqueue_seq FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___message m
+        WHERE m.topic_id = c.t AND m.partition_id = c.p AND m.enqueue_seq > 0
+        ORDER BY m.enqueue_seq LIMIT 1) ORDER BY c.i) INTO lows
+    FROM unnest(p_topic_ids, p_partitions) WITH ORDINALITY AS c(t, p, i);
+    WITH moved AS (
+        UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___partition_seq s SET next_seq = s.next_seq + c.cnt
+        FROM unnest(p_topic_ids, p_partitions, p_counts) AS c(t, p, cnt)
+        WHERE s.topic_id = c.t AND s.partition_id = c.p
+        RETURNING s.topic_id, s.partition_id, s.next_seq - c.cnt AS first_seq
+    )
+    SELECT pg_catalog.array_agg(m.first_seq ORDER BY c.i) INTO firsts
+    FROM unnest(p_topic_ids, p_partitions) WITH ORDINALITY AS c(t, p, i)
+    LEFT JOIN moved m ON m.topic_id = c.t AND m.partition_id = c.p;
+    FOR i IN 1..n LOOP
+        IF firsts[i] IS NULL THEN
+            firsts[i] := __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___take_seq(p_topic_ids[i], p_partitions[i], p_counts[i], true);
+        END IF;
+    END LOOP;
+    RETURN QUERY SELECT firsts, lows;
+END
+$fn$;
+
 -- Name of the transaction-local setting listing the partitions ("topic:partition,...") that hold this transaction's
 -- provisional rows; 'done' once they are numbered. One per schema + prefix.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___pending_setting()

@@ -9,6 +9,7 @@ import { buildPartitionMetadata } from '../kafkajs/partitioners.js'
 import { protocolError } from '../kafkajs/protocolErrors.js'
 import { enqueuePartition, FLAG_NULL_KEY, FLAG_NULL_VALUE, type ProducerSequence, type StoredMessage } from '../store/enqueue.js'
 import { cleanupPolicy } from '../store/compaction.js'
+import { enqueuePartitions } from '../store/enqueueMany.js'
 import type { NewTopic, TopicRow } from '../store/topics.js'
 import { PayloadEncoder } from '../codec/payloadCodec.js'
 import { mapBounded } from './boundedParallel.js'
@@ -64,15 +65,16 @@ export async function planSend(ctx: PgQueueContext, batches: TopicBatch[], opts:
 class PartitionOutOfRange extends KafkaJSNonRetriableError {}
 
 /**
- * Writes planned batches, one autocommit statement per (topic, partition), partitions in parallel. A send to several
- * partitions is not atomic (neither is Kafka's produce request): each partition's write holds only its own lock, so
- * it can never be half of a lock cycle with another writer, DataHub's enqueue_batch (which locks in message order)
- * included. Sends of this process to one partition that arrive while a write to it is in flight are coalesced into
- * the next statement (see PartitionWriter); idempotent batches carry their own producer sequence and go one by one.
+ * Writes planned batches. A send to one partition is one autocommit statement; sends of this process to it that
+ * arrive while a write to it is in flight are coalesced into the next statement (see PartitionWriter). A send to
+ * several partitions is ONE statement for all of them (docs/decisions/write-011): it takes the partitions' locks in
+ * (topic, partition) order, waiting only boundedly while holding one (DataHub's enqueue_batch locks in message order),
+ * and is atomic across them. Idempotent batches carry their own producer sequence and go one statement per partition.
  */
 export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
   if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
+  if (plan.length > 1 && plan.every((g) => !g.sequence)) return writePartitions(ctx, plan)
   // at most one write per pool connection in flight: the rest wait here, not in the pool's queue (its timeout)
   return mapBounded(plan, ctx.config.pool.max, (g) => (g.sequence ? writePartition(ctx, ctx.db.pool, g) : writerFor(ctx, g).write(g)))
 }
@@ -169,6 +171,26 @@ async function writePartition(ctx: PgQueueContext, q: Queryable, g: PartitionBat
     logAppendTime: '-1',
     logStartOffset: (BigInt(result.lowSeq ?? result.firstSeq) - 1n).toString(),
   }
+}
+
+async function writePartitions(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
+  const result = await enqueuePartitions(
+    ctx.db.pool,
+    ctx.db.tables,
+    plan.map((g) => ({ topicId: g.topic.id, partition: g.partition, messages: g.rows })),
+  )
+  return plan.map((g, i) => {
+    const first = BigInt(result.firstSeqs[i])
+    const low = result.lowSeqs[i]
+    return {
+      topicName: g.topic.name,
+      partition: g.partition,
+      errorCode: 0,
+      baseOffset: (first - 1n).toString(),
+      logAppendTime: '-1',
+      logStartOffset: ((low === null ? first : BigInt(low)) - 1n).toString(),
+    }
+  })
 }
 
 function groupByPartition(batches: TopicBatch[], topics: Map<string, TopicRow>, opts: SendOptions): PartitionBatch[] {

@@ -88,6 +88,26 @@ export async function enqueuePartition(
   idempotence?: ProducerSequence,
 ): Promise<EnqueueResult> {
   const statement = idempotence ? sql(t).enqueueIdempotent : sql(t).enqueue
+  const c = messageColumns(messages)
+  const res = await run<{ first_seq: string; duplicate: boolean; append_ms: string; low_seq: string | null }>(db, statement, [
+    topicId,
+    partition,
+    messages.length,
+    ...c.arrays,
+    t.notifyChannel,
+    ...c.scalars,
+    ...(idempotence ? [idempotence.producerId, idempotence.lastSequence] : []),
+  ])
+  const row = res.rows[0]
+  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms, lowSeq: row.low_seq }
+}
+
+/**
+ * The per-row parameters of a message insert: $4..$13 (routing keys, message keys, flags, priorities, the payloads as
+ * one bytea, their starts and lengths, codecs, headers, timestamps) and $15..$21 (the scalars of the columns whose
+ * value is the same in every row; their arrays are then NULL).
+ */
+export function messageColumns(messages: readonly StoredMessage[]): { arrays: unknown[]; scalars: unknown[] } {
   const n = messages.length
   const first = messages[0]
   const payloads = new Array<Buffer>(n)
@@ -120,30 +140,27 @@ export async function enqueuePartition(
   const column = <K extends keyof typeof same>(k: K, literal: (values: StoredMessage[K][]) => string): string | null =>
     same[k] ? null : literal(messages.map((m) => m[k]))
   const scalar = <K extends keyof typeof same>(k: K): StoredMessage[K] | null => (same[k] ? first[k] : null)
-  const res = await run<{ first_seq: string; duplicate: boolean; append_ms: string; low_seq: string | null }>(db, statement, [
-    topicId,
-    partition,
-    n,
-    column('routingKey', textArray),
-    column('messageKey', byteaArray),
-    column('flags', integerArray),
-    column('priority', integerArray),
-    n === 1 ? payloads[0] : Buffer.concat(payloads, offset - 1),
-    integerArray(starts),
-    integerArray(lengths),
-    column('compression', integerArray),
-    column('headers', textArray),
-    column('timestamp', integerArray),
-    t.notifyChannel,
-    scalar('routingKey'),
-    scalar('priority'),
-    scalar('compression'),
-    scalar('headers'),
-    scalar('flags'),
-    scalar('messageKey'),
-    scalar('timestamp'),
-    ...(idempotence ? [idempotence.producerId, idempotence.lastSequence] : []),
-  ])
-  const row = res.rows[0]
-  return { firstSeq: row.first_seq, duplicate: row.duplicate, appendTimeMs: row.append_ms, lowSeq: row.low_seq }
+  return {
+    arrays: [
+      column('routingKey', textArray),
+      column('messageKey', byteaArray),
+      column('flags', integerArray),
+      column('priority', integerArray),
+      n === 1 ? payloads[0] : Buffer.concat(payloads, offset - 1),
+      integerArray(starts),
+      integerArray(lengths),
+      column('compression', integerArray),
+      column('headers', textArray),
+      column('timestamp', integerArray),
+    ],
+    scalars: [
+      scalar('routingKey'),
+      scalar('priority'),
+      scalar('compression'),
+      scalar('headers'),
+      scalar('flags'),
+      scalar('messageKey'),
+      scalar('timestamp'),
+    ],
+  }
 }
