@@ -164,8 +164,8 @@ $fn$;
 
 -- A send over several partitions, in one statement (src/store/enqueueMany.ts, docs/decisions/write-011): the
 -- partitions come in (topic_id, partition_id) order, the global order every multi-partition writer of ours takes
--- DataHub's locks in; the first lock blocks, the others are taken with the bounded wait of lock_partition (a wait
--- while holding can be half of a cycle with DataHub's enqueue_batch). Then every ledger row moves in one UPDATE
+-- DataHub's locks in; the first lock blocks, the others are taken with lock_partition's wait while holding, which
+-- gives up only on a cycle (DataHub's enqueue_batch locks in message order). Then every ledger row moves in one UPDATE
 -- (partitions without one are seeded by take_seq) and each partition's log start before this write is read in one
 -- query. Returns, per input position, the first seq and the log start (NULL when the partition held no rows).
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___allocate_partitions(
