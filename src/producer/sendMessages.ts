@@ -2,6 +2,7 @@ import type { Message, PartitionerArgs, RecordMetadata } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import type { PayloadCompression } from '../config/types.js'
 import type { Queryable } from '../db/database.js'
+import { sqlState } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { encodeHeaders } from '../kafkajs/headers.js'
 import type { NormalizedMessage } from '../kafkajs/messageValidation.js'
@@ -71,10 +72,21 @@ class PartitionOutOfRange extends KafkaJSNonRetriableError {}
  * (topic, partition) order, waiting only boundedly while holding one (DataHub's enqueue_batch locks in message order),
  * and is atomic across them. Idempotent batches carry their own producer sequence and go one statement per partition.
  */
+/** lock_not_available: a lock wait given up (a cycle while holding, or the session's lock_timeout) */
+const LOCK_NOT_AVAILABLE = '55P03'
+
 export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
   if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
-  if (plan.length > 1 && plan.every((g) => !g.sequence)) return writePartitions(ctx, plan)
+  if (plan.length > 1 && plan.every((g) => !g.sequence)) {
+    try {
+      return await writePartitions(ctx, plan)
+    } catch (e) {
+      // a wait while holding met a cycle with DataHub's enqueue_batch (it locks in message order) and the statement
+      // wrote nothing: partition by partition, as Kafka writes them, each statement holds one lock and cannot be in one
+      if (sqlState(e) !== LOCK_NOT_AVAILABLE) throw e
+    }
+  }
   // at most one write per pool connection in flight: the rest wait here, not in the pool's queue (its timeout)
   return mapBounded(plan, ctx.config.pool.max, (g) => (g.sequence ? writePartition(ctx, ctx.db.pool, g) : writerFor(ctx, g).write(g)))
 }

@@ -99,8 +99,11 @@ const DEFINER_FUNCTIONS = [
   'ensure_partitions',
   'assign_deferred_seq',
   'allocate_seq',
+  'allocate_partitions',
   'defer_partition',
   'advance_ledger',
+  'check_message_topic',
+  'delete_topic_messages',
   'seed_topic_ledger',
   'outbox_begin',
   'outbox_ticket',
@@ -114,7 +117,16 @@ const DEFINER_FUNCTIONS = [
  */
 const RUNTIME_FUNCTIONS: Record<'writer' | 'reader', string[]> = {
   // number_outbox allocates exactly the seqs of the staged rows it moves: any client may drive it
-  writer: ['ensure_partitions', 'partition_floor', 'allocate_seq', 'defer_partition', 'outbox_begin', 'number_outbox', 'read_horizon'],
+  writer: [
+    'ensure_partitions',
+    'partition_floor',
+    'allocate_seq',
+    'allocate_partitions',
+    'defer_partition',
+    'outbox_begin',
+    'number_outbox',
+    'read_horizon',
+  ],
   reader: ['ensure_partitions', 'partition_floor', 'number_outbox', 'read_horizon'],
 }
 

@@ -1,12 +1,13 @@
 // Factories for the library under test: every client is disconnected after the file, topics and groups get
 // unique names, so test files never collide.
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomInt } from 'node:crypto'
 import { afterAll } from 'vitest'
 import type { Consumer, ConsumerConfig, ProducerConfig } from 'kafkajs'
 import { Kafka } from '../../src/kafka.js'
 import type { PgQueueProducer } from '../../src/producer/index.js'
 import { logLevel } from '../../src/kafkajs/exports.js'
 import type { PgQueueOptions } from '../../src/config/types.js'
+import { quoteIdent } from '../../src/db/identifiers.js'
 import { useTestSchema, type TestSchema } from './db.js'
 
 export const uniqueName = (label: string) => `${label}-${randomBytes(4).toString('hex')}`
@@ -22,6 +23,20 @@ export interface TestKafka {
   createTopic(partitions: number, label?: string): Promise<string>
 }
 
+/**
+ * DataHub's advisory-lock key is "<topicId>:<partition>" with no schema in it, and every schema numbers its topics
+ * from 1: test files running side by side on one database would contend for (and form lock cycles over) each other's
+ * partitions. Each file's topics get ids from a range of their own instead.
+ */
+async function spreadTopicIds(db: TestSchema, prefix: string): Promise<void> {
+  const table = `${quoteIdent(db.schema)}.${quoteIdent(`${prefix}_topic`)}`
+  const base = randomInt(1, 1_000_000) * 1_000_000
+  await db.pool.query(`SELECT setval(pg_get_serial_sequence($1, 'id'), GREATEST($2::int8, (SELECT COALESCE(max(id), 0) FROM ${table})))`, [
+    table,
+    base,
+  ])
+}
+
 export function useTestKafka(label: string, options: PgQueueOptions = {}): TestKafka {
   const db = useTestSchema(label)
   const cleanups: Array<() => Promise<void>> = []
@@ -31,6 +46,7 @@ export function useTestKafka(label: string, options: PgQueueOptions = {}): TestK
   const newKafka = (extra: PgQueueOptions = {}) =>
     new Kafka({ clientId: label, logLevel: logLevel.NOTHING, pgqueue: { ...db.options, ...options, ...extra } })
   const kafka = newKafka()
+  let spread: Promise<void> | undefined
   return {
     db,
     kafka,
@@ -46,6 +62,8 @@ export function useTestKafka(label: string, options: PgQueueOptions = {}): TestK
       const admin = kafka.admin()
       await admin.connect()
       try {
+        spread ??= spreadTopicIds(db, options.tablePrefix ?? 'metadata_queue')
+        await spread
         await admin.createTopics({ topics: [{ topic, numPartitions: partitions }] })
       } finally {
         await admin.disconnect()
