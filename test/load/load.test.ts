@@ -102,8 +102,9 @@ describe('load', () => {
     const duplicates = all.length - unique.size
     const violations = orderViolations(all)
     const produceMs = Math.max(...producers.map((p) => Number(p.lines.find((l) => l.startsWith('done '))?.split(' ')[2] ?? SECONDS * 1000)))
-    const firstAt = Math.min(...all.map((d) => d.at))
-    const lastAt = Math.max(...all.map((d) => d.at))
+    // a loop, not Math.min(...all): spread arguments overflow the stack past ~120k deliveries
+    const firstAt = all.reduce((m, d) => Math.min(m, d.at), Infinity)
+    const lastAt = all.reduce((m, d) => Math.max(m, d.at), -Infinity)
     const report = {
       seconds: SECONDS,
       producers: PRODUCERS,
