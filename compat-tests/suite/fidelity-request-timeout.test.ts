@@ -1,8 +1,9 @@
 // KafkaJS's requestTimeout (KafkaJS spec "emits the request timeout event" of the producer): on PostgreSQL
 // it is the statement_timeout of the client's statements, so a tiny one ends them as a slow broker request ends.
 import type { InstrumentationEvent } from 'kafkajs'
-import { describe, expect } from 'vitest'
-import { makeKafka } from '../backend.js'
+import pg from 'pg'
+import { describe, expect, inject } from 'vitest'
+import { backendName, fileSchema, makeKafka } from '../backend.js'
 import { contract, uniqueName } from '../harness.js'
 
 const TIMEOUT_PAYLOAD = {
@@ -17,6 +18,26 @@ const TIMEOUT_PAYLOAD = {
   sentAt: expect.any(Number),
 }
 
+/**
+ * On PostgreSQL a statement can finish within 1 ms, so the request is made to outlast it: another session holds the
+ * partition's lock while the producer sends (a broker request always takes longer than 1 ms).
+ */
+async function holdPartition(topic: string): Promise<() => Promise<void>> {
+  if (backendName === 'kafka') return async () => {}
+  const client = new pg.Client({ connectionString: inject('pgUrl') })
+  await client.connect()
+  const schema = `"${fileSchema()}"`
+  await client.query('BEGIN')
+  await client.query(
+    `SELECT pg_advisory_xact_lock(${schema}.metadata_queue_lock_key(t.id, 0)) FROM ${schema}.metadata_queue_topic t WHERE t.topic_name = $1`,
+    [topic],
+  )
+  return async () => {
+    await client.query('COMMIT')
+    await client.end()
+  }
+}
+
 describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true)', () => {
   contract('a producer whose requests outlast requestTimeout emits producer.network.request_timeout', async (t) => {
     const topic = await t.topic(1)
@@ -24,6 +45,7 @@ describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true
     const producer = kafka.producer()
     const seen: InstrumentationEvent<unknown>[] = []
     producer.on(producer.events.REQUEST_TIMEOUT, (e) => seen.push(e))
+    const release = await holdPartition(topic)
     try {
       await producer
         .connect()
@@ -37,6 +59,7 @@ describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true
         payload: TIMEOUT_PAYLOAD,
       })
     } finally {
+      await release()
       await producer.disconnect()
     }
   })
