@@ -47,10 +47,11 @@ describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true
     producer.on(producer.events.REQUEST_TIMEOUT, (e) => seen.push(e))
     const release = await holdPartition(topic)
     try {
-      await producer
-        .connect()
-        .then(() => producer.send({ acks: -1, topic, messages: [{ key: 'key-0', value: 'value-0' }] }))
-        .catch((e: unknown) => e)
+      await producer.connect().catch((e: unknown) => e)
+      // a local broker can answer a small request within 1 ms: 1 MB per request, and up to five sends, until one
+      // request outlasts it (on PostgreSQL the held lock makes the first one do)
+      const messages = Array.from({ length: 4 }, (_, i) => ({ key: `key-${i}`, value: Buffer.alloc(250_000, i) }))
+      for (let i = 0; i < 5 && seen.length === 0; i++) await producer.send({ acks: -1, topic, messages }).catch((e: unknown) => e)
       expect(seen.length).toBeGreaterThan(0)
       expect(seen[0]).toEqual({
         id: expect.any(Number),
