@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Assigner, Logger } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
-import { isDeletedTopic, sqlState } from '../db/pgErrors.js'
+import { againIfTopicDeleted, sqlState } from '../db/pgErrors.js'
 import type { LocalGroupMember } from '../client/groupMembers.js'
 import type { InstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { consumerEvents } from '../kafkajs/instrumentation.js'
@@ -446,12 +446,7 @@ export class GroupMembership implements LocalGroupMember {
   private async start(fresh: Array<PartitionRef & { topic: string }>, deadline: number): Promise<void> {
     const { ctx, groupId, logger } = this.o
     const claims = fresh.map((f) => ({ ...f, fromBeginning: this.fromBeginning(f.topic) }))
-    const claim = () => claimStartPositions(ctx.db, groupId, claims, RETRY_MS)
-    // a topic deleted between the claim's snapshot and its foreign-key check: the fresh snapshot leaves it out
-    const { positions, busy } = await claim().catch((e: unknown) => {
-      if (!isDeletedTopic(e)) throw e
-      return claim()
-    })
+    const { positions, busy } = await againIfTopicDeleted(() => claimStartPositions(ctx.db, groupId, claims, RETRY_MS))
     if (busy.length > 0) {
       // leased, but its offsets are held by the previous owner's open transaction: taken at a later beat
       logger.debug('Partition offsets held by an open transaction; starting it later', {

@@ -1,5 +1,5 @@
 import type { PgQueueContext } from '../client/context.js'
-import { isDeletedTopic } from '../db/pgErrors.js'
+import { againIfTopicDeleted } from '../db/pgErrors.js'
 import type { NetworkInstrumentation } from '../kafkajs/networkEvents.js'
 import type { FetchSource } from './fetchManager.js'
 import type { OffsetWriter } from './offsetManager.js'
@@ -34,18 +34,13 @@ export function storeFetchSource(ctx: PgQueueContext, groupId: string, member: M
 /** The offset manager's writes, to the store, fenced by this member's live partition leases of its generation. */
 export function storeOffsetWriter(ctx: PgQueueContext, groupId: string, member: MemberFence, network: NetworkInstrumentation): OffsetWriter {
   return {
-    write: (commits, { exact, durable, range }) => {
-      const commit = () =>
+    // a deleted topic's partitions come back refused, so the member lets them go
+    write: (commits, { exact, durable, range }) =>
+      againIfTopicDeleted(() =>
         network.as('OffsetCommit', () =>
           ctx.store.offsets.commitOffsets(groupId, commits, { lockOwner: member.lockOwner, generation: member.generation, exact, durable, range }),
-        )
-      // a topic deleted between the statement's snapshot and its foreign-key check: once more, and the fresh snapshot
-      // leaves the deleted topic's partitions out (they come back refused, so the member lets them go)
-      return commit().catch((e: unknown) => {
-        if (!isDeletedTopic(e)) throw e
-        return commit()
-      })
-    },
+        ),
+      ),
     topicIds: async (topics) => new Map([...(await ctx.topics.get(ctx.db, topics))].map(([name, row]) => [name, row.id])),
   }
 }

@@ -74,6 +74,23 @@ export function isDeletedTopic(err: unknown): boolean {
 }
 
 /**
+ * `work`, once more when it failed on a topic deleted between its statement's snapshot and its foreign-key check:
+ * the second statement's snapshot no longer sees the topic and leaves its partitions out. Only for work that is its
+ * own transaction (a failed statement inside a caller's transaction has aborted it).
+ */
+export function againIfTopicDeleted<T>(work: () => Promise<T>): Promise<T> {
+  return work().catch((e: unknown) => {
+    if (!isDeletedTopic(e)) throw e
+    return work()
+  })
+}
+
+/** lock_not_available: NOWAIT, lock_timeout, or a lock wait given up on a cycle (R__sequence_functions.sql) */
+export function isLockNotAvailable(err: unknown): boolean {
+  return sqlState(err) === '55P03'
+}
+
+/**
  * Wraps a pg/network error into KafkaJS's error classes so callers can rely on `retriable`
  * and `instanceof`. KafkaJS errors pass through unchanged. The original is kept as `cause`.
  */

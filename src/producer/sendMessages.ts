@@ -2,7 +2,7 @@ import type { Message, PartitionerArgs, RecordMetadata } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import type { PayloadCompression } from '../config/types.js'
 import type { Queryable } from '../db/database.js'
-import { sqlState } from '../db/pgErrors.js'
+import { isLockNotAvailable } from '../db/pgErrors.js'
 import { KafkaJSNonRetriableError } from '../kafkajs/errors.js'
 import { encodeHeaders } from '../kafkajs/headers.js'
 import type { NormalizedMessage } from '../kafkajs/messageValidation.js'
@@ -69,12 +69,10 @@ class PartitionOutOfRange extends KafkaJSNonRetriableError {}
  * Writes planned batches. A send to one partition is one autocommit statement; sends of this process to it that
  * arrive while a write to it is in flight are coalesced into the next statement (see PartitionWriter). A send to
  * several partitions is ONE statement for all of them (docs/decisions/write-011): it takes the partitions' locks in
- * (topic, partition) order, waiting only boundedly while holding one (DataHub's enqueue_batch locks in message order),
- * and is atomic across them. Idempotent batches carry their own producer sequence and go one statement per partition.
+ * (topic, partition) order and is atomic across them; when a wait while holding gives up (a cycle with DataHub's
+ * enqueue_batch, which locks in message order) it wrote nothing, and the send goes partition by partition.
+ * Idempotent batches carry their own producer sequence and go one statement per partition.
  */
-/** lock_not_available: a lock wait given up (a cycle while holding, or the session's lock_timeout) */
-const LOCK_NOT_AVAILABLE = '55P03'
-
 export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Promise<RecordMetadata[]> {
   if (plan.length === 0) return []
   await ctx.ensurePartitionsIfDue()
@@ -82,9 +80,8 @@ export async function writePlan(ctx: PgQueueContext, plan: PartitionBatch[]): Pr
     try {
       return await writePartitions(ctx, plan)
     } catch (e) {
-      // a wait while holding met a cycle with DataHub's enqueue_batch (it locks in message order) and the statement
-      // wrote nothing: partition by partition, as Kafka writes them, each statement holds one lock and cannot be in one
-      if (sqlState(e) !== LOCK_NOT_AVAILABLE) throw e
+      // partition by partition, as Kafka writes them: each statement holds one lock and cannot be half of a cycle
+      if (!isLockNotAvailable(e)) throw e
     }
   }
   // at most one write per pool connection in flight: the rest wait here, not in the pool's queue (its timeout)

@@ -1,5 +1,5 @@
 import { run, type Database, type Queryable } from '../db/database.js'
-import { sqlState } from '../db/pgErrors.js'
+import { isLockNotAvailable } from '../db/pgErrors.js'
 import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
 import { readRange, type ReadRange } from './readBounds.js'
@@ -83,8 +83,6 @@ const commitStatement = (t: Tables, async: boolean, known = false) => `
       reset_to = NULL,
       committed_at = now()
     RETURNING topic_id::text AS "topicId", partition_id AS partition, offset_value::text AS offset`
-
-const LOCK_NOT_AVAILABLE = '55P03'
 
 const sql = statements('offsets', (t) => ({
   // for the claim's own transaction only (is_local): how long it may wait for a row another transaction holds
@@ -176,7 +174,7 @@ export async function claimStartPositions(
       result.positions.push(...(await claim(some)))
       if (some === partitions) return result
     } catch (e) {
-      if (sqlState(e) !== LOCK_NOT_AVAILABLE) throw e
+      if (!isLockNotAvailable(e)) throw e
       if (some !== partitions || partitions.length === 1) result.busy.push(...some)
     }
   }
