@@ -1,7 +1,7 @@
 // Factories for the library under test: every client is disconnected after the file, topics and groups get
 // unique names, so test files never collide.
 import { randomBytes, randomInt } from 'node:crypto'
-import { afterAll } from 'vitest'
+import { afterAll, beforeAll } from 'vitest'
 import type { Consumer, ConsumerConfig, ProducerConfig } from 'kafkajs'
 import { Kafka } from '../../src/kafka.js'
 import type { PgQueueProducer } from '../../src/producer/index.js'
@@ -46,7 +46,13 @@ export function useTestKafka(label: string, options: PgQueueOptions = {}): TestK
   const newKafka = (extra: PgQueueOptions = {}) =>
     new Kafka({ clientId: label, logLevel: logLevel.NOTHING, pgqueue: { ...db.options, ...options, ...extra } })
   const kafka = newKafka()
-  let spread: Promise<void> | undefined
+  // before any test makes a topic, however it makes it (this helper, admin.createTopics, a send that creates it)
+  beforeAll(async () => {
+    const admin = kafka.admin()
+    await admin.connect() // migrates the file's schema
+    await admin.disconnect()
+    await spreadTopicIds(db, options.tablePrefix ?? 'metadata_queue')
+  })
   return {
     db,
     kafka,
@@ -62,8 +68,6 @@ export function useTestKafka(label: string, options: PgQueueOptions = {}): TestK
       const admin = kafka.admin()
       await admin.connect()
       try {
-        spread ??= spreadTopicIds(db, options.tablePrefix ?? 'metadata_queue')
-        await spread
         await admin.createTopics({ topics: [{ topic, numPartitions: partitions }] })
       } finally {
         await admin.disconnect()
