@@ -31,7 +31,17 @@ async function ready(
 ): Promise<{ producer: Producer; consumer: (handle: (m: KafkaMessage) => Promise<void>) => Promise<Consumer> }> {
   const admin = kafka.admin()
   await admin.connect()
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
+  // a KRaft broker may answer the leader wait's metadata request with UNKNOWN_TOPIC_OR_PARTITION just after the
+  // topic was made (retriable); asked again, createTopics finds the topic and waits for its leader once more
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] })
+      break
+    } catch (e) {
+      if (!(e as { retriable?: boolean }).retriable || attempt === 5) throw e
+      await new Promise((r) => setTimeout(r, 200 * attempt))
+    }
+  }
   await admin.disconnect()
   const producer = kafka.producer()
   await producer.connect()
