@@ -79,19 +79,42 @@ BEGIN
 END
 $fn$;
 
--- Whether a holder of the advisory lock `p_key` waits, directly or through others, for this backend: the wait
--- would close a cycle. Walks pg_blocking_pids from the holders (UNION stops on cycles among them).
+-- Whether a holder of the advisory lock `p_key` waits, directly or through others, for a lock this backend holds:
+-- the wait would close a cycle. Read from ONE snapshot of pg_locks, not pg_blocking_pids: each call of that takes
+-- its own, so a holder that committed meanwhile and, on the same connection, asked for one of our locks looked like a
+-- cycle (one lockOrder.test.ts run in CI). Only a granted lock in a conflicting mode is an edge: pg_blocking_pids also
+-- names waiters queued ahead, and a holder queued behind DDL that waits for us is no cycle, PostgreSQL's deadlock
+-- check lets it go ahead of the DDL. Conflicts are PostgreSQL's table (lock.c), mode i as bit i-1.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___lock_waits_for_me(p_key bigint)
 RETURNS boolean
 LANGUAGE sql
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
-    WITH RECURSIVE chain(pid) AS (
-        SELECT l.pid FROM pg_catalog.pg_locks l
+    WITH RECURSIVE modes(mode, bit, conflicts) AS (
+        VALUES ('AccessShareLock', 1, 128), ('RowShareLock', 2, 192), ('RowExclusiveLock', 4, 240),
+               ('ShareUpdateExclusiveLock', 8, 248), ('ShareLock', 16, 236), ('ShareRowExclusiveLock', 32, 252),
+               ('ExclusiveLock', 64, 254), ('AccessExclusiveLock', 128, 255)
+    ), locks AS MATERIALIZED (
+        SELECT l.locktype, l.database, l.relation, l.page, l.tuple, l.virtualxid, l.transactionid, l.classid, l.objid,
+               l.objsubid, l.pid, l.granted, m.bit, m.conflicts
+        FROM pg_catalog.pg_locks l JOIN modes m ON m.mode = l.mode
+        WHERE l.pid IS NOT NULL
+    ), edges AS MATERIALIZED (
+        SELECT DISTINCT w.pid AS waiter, h.pid AS holder
+        FROM locks w JOIN locks h
+          ON h.granted AND h.pid <> w.pid AND (w.conflicts & h.bit) <> 0
+         AND h.locktype = w.locktype AND h.database IS NOT DISTINCT FROM w.database
+         AND h.relation IS NOT DISTINCT FROM w.relation AND h.page IS NOT DISTINCT FROM w.page
+         AND h.tuple IS NOT DISTINCT FROM w.tuple AND h.virtualxid IS NOT DISTINCT FROM w.virtualxid
+         AND h.transactionid IS NOT DISTINCT FROM w.transactionid AND h.classid IS NOT DISTINCT FROM w.classid
+         AND h.objid IS NOT DISTINCT FROM w.objid AND h.objsubid IS NOT DISTINCT FROM w.objsubid
+        WHERE NOT w.granted
+    ), chain(pid) AS (
+        SELECT l.pid FROM locks l
         WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())
           AND l.classid = ((p_key >> 32) & 4294967295)::oid AND l.objid = (p_key & 4294967295)::oid AND l.objsubid = 1
         UNION
-        SELECT b.pid FROM chain c, LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(c.pid)) AS b(pid)
+        SELECT e.holder FROM chain c JOIN edges e ON e.waiter = c.pid
     )
     SELECT EXISTS (SELECT 1 FROM chain WHERE pid = pg_catalog.pg_backend_pid())
 $fn$;

@@ -182,6 +182,34 @@ describe('commit-time numbering waiting for a partition while holding another', 
     expect(await rows(topic)).toBe(2)
   })
 
+  it('a holder queued behind DDL that waits for the committing transaction is no cycle: COMMIT succeeds once the queue is reordered', async () => {
+    const topic = await t.createTopic(2, 'dh-queued')
+    const holder = await t.db.connect()
+    await holder.query(`SET deadlock_timeout = '100ms'`)
+    await holder.query('BEGIN')
+    await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [datahubLockKey(await topicId(topic), 1).toString()])
+    const { commit } = await committingOutbox(topic)
+    // maintenance DDL waits for the committing transaction's RowExclusive lock on the message table, and the holder's
+    // read (DataHub's MAX(enqueue_seq)+1) queues behind it: pg_blocking_pids names the DDL for the holder though the
+    // holder's lock conflicts with nothing granted, and PostgreSQL's detector lets it go ahead of the DDL
+    const ddl = await t.db.connect()
+    await ddl.query(`SET deadlock_timeout = '100ms'`)
+    const ddlPid = (await ddl.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid
+    const locked = ddl.query('BEGIN').then(() => ddl.query(`LOCK TABLE ${q('message')} IN ACCESS EXCLUSIVE MODE`))
+    await waitFor(async () => ((await t.db.pool.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND pid = $1`, [ddlPid])).rowCount ?? 0) > 0)
+    const read = holder.query(`SELECT max(enqueue_seq) FROM ${q('message')}`)
+    // the read is granted ahead of the DDL by a deadlock check; before, the COMMIT gave up first ("lock of partition 1
+    // ... not taken: its holder waits for this transaction", 55P03) and the read then waited for the DDL
+    const first = await Promise.race([read.then(() => 'read'), commit.then((e) => `commit ended: ${e?.code ?? 'ok'}`)])
+    if (first !== 'read') await ddl.query('COMMIT')
+    expect(first).toBe('read')
+    await holder.query('COMMIT')
+    expect(await commit).toBeNull()
+    await locked
+    await ddl.query('COMMIT')
+    expect(await rows(topic)).toBe(2)
+  })
+
   it('a holder that then waits for the committing transaction (a cycle, as with enqueue_batch) makes it give up, not the holder', async () => {
     const topic = await t.createTopic(2, 'dh-cycle')
     const id = await topicId(topic)
