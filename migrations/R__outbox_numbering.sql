@@ -30,7 +30,8 @@ $fn$;
 
 -- Deferred trigger on outbox_tx: at the caller's COMMIT the transaction takes its ticket, the order its messages are
 -- numbered in. Tickets follow real time: a transaction that began committing after another's COMMIT returned has a
--- larger one. It updates only the caller's own row, which no other transaction can see yet.
+-- larger one. It inserts the ticket (V034) and reads nothing: an update of the caller's row had to find it first, and
+-- a SERIALIZABLE caller's lookup (a whole-table scan when outbox_tx is small) took a predicate lock others conflicted with.
 CREATE OR REPLACE FUNCTION __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_ticket()
 RETURNS trigger
 LANGUAGE plpgsql
@@ -38,9 +39,8 @@ SECURITY DEFINER
 SET search_path = pg_catalog, __PGQUEUE_SCHEMA__, pg_temp
 AS $fn$
 BEGIN
-    UPDATE __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_tx o
-    SET ticket = pg_catalog.nextval('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_ticket')
-    WHERE o.id = NEW.id;
+    INSERT INTO __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_committed (tx_id, ticket)
+    VALUES (NEW.id, pg_catalog.nextval('__PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_ticket'));
     RETURN NULL;
 END
 $fn$;
@@ -75,7 +75,7 @@ DECLARE
     first_seq bigint;
 BEGIN
     SELECT pg_catalog.array_agg(x.id) INTO txs FROM (
-        SELECT o.id FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_tx o ORDER BY o.ticket NULLS LAST, o.id LIMIT p_max_tx
+        SELECT c.tx_id AS id FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_committed c ORDER BY c.ticket LIMIT p_max_tx
     ) x;
     IF txs IS NULL THEN
         RETURN 0;
@@ -92,7 +92,7 @@ BEGIN
         holding := true;
     END LOOP;
     -- what is still staged now that the locks are held (a step that held them first numbered and deleted the rest)
-    SELECT pg_catalog.array_agg(o.id) INTO txs FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_tx o WHERE o.id = ANY (txs);
+    SELECT pg_catalog.array_agg(c.tx_id) INTO txs FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_committed c WHERE c.tx_id = ANY (txs);
     IF txs IS NULL THEN
         RETURN 0;
     END IF;
@@ -106,10 +106,10 @@ BEGIN
             (topic_id, partition_id, routing_key, enqueue_seq, priority, payload, payload_compression, headers, kafka_flags,
              message_key, message_timestamp)
         SELECT m.topic_id, m.partition_id, m.routing_key,
-               first_seq + pg_catalog.row_number() OVER (ORDER BY o.ticket NULLS LAST, o.id, m.id) - 1,
+               first_seq + pg_catalog.row_number() OVER (ORDER BY c.ticket, m.id) - 1,
                m.priority, m.payload, m.payload_compression, m.headers, m.kafka_flags | 4, m.message_key, m.message_timestamp
         FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_message m
-        JOIN __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_tx o ON o.id = m.tx_id
+        JOIN __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_committed c ON c.tx_id = m.tx_id
         WHERE m.tx_id = ANY (txs) AND m.topic_id = part.topic_id AND m.partition_id = part.partition_id;
         IF NOT part.topic_id = ANY (topics) THEN
             topics := topics || part.topic_id;
@@ -117,6 +117,7 @@ BEGIN
     END LOOP;
     DELETE FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_message m WHERE m.tx_id = ANY (txs);
     DELETE FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_tx o WHERE o.id = ANY (txs);
+    DELETE FROM __PGQUEUE_SCHEMA__.__PGQUEUE_PREFIX___outbox_committed c WHERE c.tx_id = ANY (txs);
     IF channel IS NOT NULL THEN
         PERFORM pg_catalog.pg_notify(channel, t::text) FROM pg_catalog.unnest(topics) AS t;
     END IF;
