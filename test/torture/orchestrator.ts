@@ -163,8 +163,12 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     fencedHandlers: pgq,
     unchecked: retryTopics.map((t) => t.name),
   }
+  // The drain goes on while it makes progress: a group the mix made slower than the producers (one member, slow
+  // handlers, a commit per message) is behind, not losing, and catches up once the producers stop. It ends when
+  // nothing is outstanding, when drainSeconds pass without the outstanding count falling (a message that never comes
+  // stops it so), and at the latest after the fault phase's length plus drainSeconds.
   const drainStarted = Date.now()
-  const drainUntil = drainStarted + opts.drainSeconds * 1000
+  const drainLatest = drainStarted + (opts.seconds + opts.drainSeconds) * 1000
   // a long run's history takes seconds to read: poll at most half the time
   const leftNow = () => {
     const t0 = Date.now()
@@ -172,9 +176,17 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     return { n, readMs: Date.now() - t0 }
   }
   let { n: left, readMs } = leftNow()
-  while (left > 0 && Date.now() < drainUntil) {
+  let fewest = left
+  let progressAt = Date.now()
+  let loggedAt = Date.now()
+  while (left > 0 && Date.now() - progressAt < opts.drainSeconds * 1000 && Date.now() < drainLatest) {
     await sleep(Math.max(1000, 2 * readMs))
     ;({ n: left, readMs } = leftNow())
+    if (left < fewest) [fewest, progressAt] = [left, Date.now()]
+    if (Date.now() - loggedAt >= 60_000) {
+      loggedAt = Date.now()
+      log(`drain: ${left} outstanding after ${((Date.now() - drainStarted) / 1000).toFixed(0)} s`)
+    }
   }
   if (left > 0) rec.record({ k: 'stat', name: 'drain.incomplete', n: left })
   log(`drain: ${left === 0 ? 'caught up' : `${left} still outstanding`} after ${((Date.now() - drainStarted) / 1000).toFixed(0)} s`)
