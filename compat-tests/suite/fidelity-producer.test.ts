@@ -52,6 +52,18 @@ describe('producer fidelity', () => {
     expect(meta!.logStartOffset).toBe('3')
   })
 
+  contract('a send asking for LZ4 or ZSTD with no codec registered rejects with KafkaJSNotImplemented, writing nothing', async (t) => {
+    const topic = await t.topic(1)
+    const producer = await t.producer()
+    for (const compression of [kafkajs.CompressionTypes.LZ4, kafkajs.CompressionTypes.ZSTD]) {
+      const err = await rejection(producer.send({ topic, compression, messages: messages(1) }))
+      expect(err).toBeInstanceOf(kafkajs.KafkaJSNotImplemented)
+      expect(err.message).toMatch(/compression not implemented/)
+    }
+    const [meta] = await producer.send({ topic, compression: kafkajs.CompressionTypes.GZIP, messages: messages(1) })
+    expect(meta!.baseOffset).toBe('0')
+  })
+
   contract('acks: 0 resolves with an empty array, and the message is still written', async (t) => {
     const topic = await t.topic(1)
     const producer = await t.producer()

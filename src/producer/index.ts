@@ -33,9 +33,16 @@ export interface PgQueueProducer extends Producer {
   transaction(): Promise<PgQueueTransaction>
 }
 
-/** KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. */
+/**
+ * KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. As KafkaJS does, a
+ * codec is looked up in CompressionCodecs first: LZ4 and ZSTD (Snappy too, had this package not registered it)
+ * throw KafkaJSNotImplemented until the application registers them.
+ */
 export function payloadCompressionFor(compression: number | undefined, configured: PayloadCompression): PayloadCompression {
-  return compression === undefined || compression === kafkajs.CompressionTypes.None ? configured : 'SNAPPY'
+  if (compression === undefined || compression === kafkajs.CompressionTypes.None) return configured
+  const lookUp = (kafkajs.CompressionCodecs as Record<number, (() => unknown) | undefined>)[compression]
+  lookUp?.()
+  return 'SNAPPY'
 }
 
 /** KafkaJS's producer default */
