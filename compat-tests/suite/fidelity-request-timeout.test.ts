@@ -38,7 +38,56 @@ async function holdPartition(topic: string): Promise<() => Promise<void>> {
   }
 }
 
+/** On PostgreSQL, another session holds the topic table so that a topic creation outlasts 1 ms (see holdPartition). */
+async function holdTopicTable(): Promise<() => Promise<void>> {
+  if (backendName === 'kafka') return async () => {}
+  const client = new pg.Client({ connectionString: inject('pgUrl') })
+  await client.connect()
+  await client.query('BEGIN')
+  await client.query(`LOCK TABLE "${fileSchema()}".metadata_queue_topic IN SHARE ROW EXCLUSIVE MODE`)
+  return async () => {
+    await client.query('COMMIT')
+    await client.end()
+  }
+}
+
 describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true)', () => {
+  contract(
+    'an admin whose createTopics outlasts requestTimeout rejects with KafkaJSRequestTimeoutError, not retried, and emits admin.network.request_timeout',
+    async (t) => {
+      await t.admin() // the file's schema exists
+      const kafka = await makeKafka({
+        clientId: uniqueName('rt-admin'),
+        config: { requestTimeout: 1, enforceRequestTimeout: true, retry: { retries: 2 } },
+      })
+      const admin = kafka.admin()
+      const seen: InstrumentationEvent<unknown>[] = []
+      admin.on(admin.events.REQUEST_TIMEOUT, (e) => seen.push(e))
+      await admin.connect()
+      const release = await holdTopicTable()
+      const errors: string[] = []
+      try {
+        // as KafkaJS's spec does: new topics until one creation times out (a local broker may answer within 1 ms)
+        for (let i = 0; i < 5 && seen.length === 0; i++) {
+          await admin.createTopics({ waitForLeaders: false, topics: [{ topic: uniqueName('rt-topic') }] }).catch((e: Error) => errors.push(e.name))
+        }
+        expect(seen.length).toBeGreaterThan(0)
+        expect(seen[0]).toEqual({
+          id: expect.any(Number),
+          timestamp: expect.any(Number),
+          type: 'admin.network.request_timeout',
+          payload: TIMEOUT_PAYLOAD,
+        })
+        // KafkaJS's createTopics bails on anything but NOT_CONTROLLER: the timeout itself, not NumberOfRetriesExceeded
+        expect(errors.length).toBeGreaterThan(0)
+        expect(new Set(errors)).toEqual(new Set(['KafkaJSRequestTimeoutError']))
+      } finally {
+        await release()
+        await admin.disconnect()
+      }
+    },
+  )
+
   contract('a producer whose requests outlast requestTimeout emits producer.network.request_timeout', async (t) => {
     const topic = await t.topic(1)
     const kafka = await makeKafka({ clientId: uniqueName('rt'), config: { requestTimeout: 1, enforceRequestTimeout: true, retry: { retries: 2 } } })

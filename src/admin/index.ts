@@ -1,7 +1,7 @@
 import type { Admin, AdminConfig, Logger } from 'kafkajs'
 import type { PgQueueContext } from '../client/context.js'
 import { classifyPgError, sqlState, toKafkaJSError } from '../db/pgErrors.js'
-import { KafkaJSAggregateError, KafkaJSError } from '../kafkajs/errors.js'
+import { KafkaJSAggregateError, KafkaJSError, KafkaJSRequestTimeoutError } from '../kafkajs/errors.js'
 import { adminEvents, createInstrumentationEmitter } from '../kafkajs/instrumentation.js'
 import { createNetworkInstrumentation, type ApiName } from '../kafkajs/networkEvents.js'
 import { createRetrier } from '../kafkajs/retry.js'
@@ -61,6 +61,9 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
     await acquired
   }
 
+  // KafkaJS's createTopics, deleteTopics and createPartitions retry only NOT_CONTROLLER: a request that timed out
+  // rejects at once with KafkaJSRequestTimeoutError (its spec "emits the request timeout event" relies on it)
+  const bailsOnTimeout = new Set<ApiName>(['CreateTopics', 'DeleteTopics', 'CreatePartitions'])
   const call = <T>(op: string, fn: () => Promise<T>, apiName: ApiName = 'Metadata'): Promise<T> =>
     retrier<T>(async (bail) => {
       try {
@@ -68,7 +71,11 @@ export function createAdmin(ctx: PgQueueContext, rootLogger: Logger, config: Adm
         return await network.as(apiName, fn)
       } catch (e) {
         const ours = e instanceof KafkaJSError || e instanceof KafkaJSAggregateError
-        if (!ours && classifyPgError(e) !== 'fatal') throw toKafkaJSError(e, `admin.${op}`)
+        if (!ours && classifyPgError(e) !== 'fatal') {
+          const err = toKafkaJSError(e, `admin.${op}`)
+          if (err instanceof KafkaJSRequestTimeoutError && bailsOnTimeout.has(apiName)) bail(err)
+          throw err
+        }
         // database errors become KafkaJS errors; our own and programming errors pass unchanged
         bail(ours || !sqlState(e) ? e : toKafkaJSError(e, `admin.${op}`))
         return undefined as T
