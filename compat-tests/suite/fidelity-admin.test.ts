@@ -37,6 +37,27 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
 // consumer (a group join and a fetch of up to 5 s each): run side by side, the file takes its slowest test's time
 // instead of the sum (two minutes on Kafka).
 describe.concurrent('admin without connect()', () => {
+  contract("describeConfigs names a fresh topic's cleanup.policy and the compaction defaults; alterConfigs makes it compact", async (t) => {
+    const topic = await t.topic(1)
+    const admin = await t.admin()
+    const { ConfigResourceTypes } = kafkajs
+    const describe = async (configNames: string[]) => {
+      const res = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames }] })
+      return Object.fromEntries(res.resources[0]!.configEntries.map((e) => [e.configName, [e.configValue, e.isDefault]]))
+    }
+    expect(await describe(['cleanup.policy'])).toEqual({ 'cleanup.policy': ['delete', true] })
+    expect(await describe(['delete.retention.ms', 'min.cleanable.dirty.ratio', 'min.compaction.lag.ms'])).toEqual({
+      'delete.retention.ms': ['86400000', true],
+      'min.cleanable.dirty.ratio': ['0.5', true],
+      'min.compaction.lag.ms': ['0', true],
+    })
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+    })
+    expect(await describe(['cleanup.policy'])).toEqual({ 'cleanup.policy': ['compact', false] })
+  })
+
   contract('listTopics works without connect()', async (t) => {
     const topic = await t.topic(1)
     const admin = await unconnectedAdmin(t)

@@ -7,6 +7,16 @@ const INT8_MAX = 9_223_372_036_854_775_807n
 
 const POLICIES = new Set(['delete', 'compact'])
 
+/** Kafka's defaults of these configs, what a topic without them behaves as (describeConfigs reports them). */
+export const COMPACTION_DEFAULTS: Readonly<Record<string, string>> = {
+  'cleanup.policy': 'delete',
+  'delete.retention.ms': '86400000',
+  'max.compaction.lag.ms': INT8_MAX.toString(),
+  'min.cleanable.dirty.ratio': '0.5',
+  'min.compaction.lag.ms': '0',
+  'segment.ms': '604800000',
+}
+
 function long(name: string, value: string, min: bigint): bigint {
   const v = value.trim()
   const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined

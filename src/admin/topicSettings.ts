@@ -8,7 +8,7 @@ import type { TopicDefaults } from '../config/types.js'
 import { cleanupPolicy } from '../store/compaction.js'
 import type { TopicSettings } from '../store/topicConfig.js'
 import type { TopicRow } from '../store/topics.js'
-import { checkCompactionConfig } from './compactionSettings.js'
+import { checkCompactionConfig, COMPACTION_DEFAULTS } from './compactionSettings.js'
 import { invalidConfig } from './errors.js'
 
 export const RETENTION_MS = 'retention.ms'
@@ -67,13 +67,16 @@ export interface EffectiveEntry {
 }
 
 /**
- * The topic's effective configuration: its stored entries, with retention.ms / retention.bytes read back from the
+ * The topic's effective configuration: its stored entries, the compaction configs at Kafka's defaults where it has
+ * none, and retention.ms / retention.bytes read back from the
  * columns (maintenance acts on those, and DataHub tooling may have changed them). A stored value that maps to the
  * column's value is shown as written (e.g. '1500' rather than '2000').
  */
 export function effectiveEntries(row: TopicRow, defaults: TopicDefaults): EffectiveEntry[] {
   const entries = new Map<string, EffectiveEntry>()
   for (const [name, value] of Object.entries(row.config ?? {})) entries.set(name, { name, value: String(value), explicit: true })
+  // the configs this transport honours, at Kafka's defaults where the topic has none (as Kafka's describeConfigs)
+  for (const [name, value] of Object.entries(COMPACTION_DEFAULTS)) if (!entries.has(name)) entries.set(name, { name, value, explicit: false })
   const policy = cleanupPolicy(row.config)
   // compact without delete: the columns are 0 by rule, not by retention.ms / retention.bytes
   if (policy.compact && !policy.delete) return sortedEntries(entries)

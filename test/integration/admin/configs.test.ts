@@ -32,7 +32,17 @@ const columns = async (topic: string) =>
   ).rows[0] as { seconds: number; bytes: string; config: Record<string, string> }
 
 describe('describeConfigs', () => {
-  it("returns the topic's entries plus retention.ms / retention.bytes in KafkaJS's shape", async () => {
+  const kafkaDefault = (configName: string, configValue: string) => ({
+    configName,
+    configValue,
+    readOnly: false,
+    isDefault: true,
+    configSource: ConfigSource.DEFAULT_CONFIG,
+    isSensitive: false,
+    configSynonyms: [],
+  })
+
+  it("returns the topic's entries, the compaction configs' defaults and retention.ms / retention.bytes in KafkaJS's shape", async () => {
     const topic = await newTopic([
       { name: 'cleanup.policy', value: 'delete' },
       { name: 'retention.ms', value: '86400000' },
@@ -55,15 +65,12 @@ describe('describeConfigs', () => {
               isSensitive: false,
               configSynonyms: [],
             },
-            {
-              configName: 'retention.bytes',
-              configValue: '-1',
-              readOnly: false,
-              isDefault: true,
-              configSource: ConfigSource.DEFAULT_CONFIG,
-              isSensitive: false,
-              configSynonyms: [],
-            },
+            // the compaction configs, unset here, at Kafka's defaults (as Kafka's describeConfigs lists them)
+            kafkaDefault('delete.retention.ms', '86400000'),
+            kafkaDefault('max.compaction.lag.ms', '9223372036854775807'),
+            kafkaDefault('min.cleanable.dirty.ratio', '0.5'),
+            kafkaDefault('min.compaction.lag.ms', '0'),
+            kafkaDefault('retention.bytes', '-1'),
             {
               configName: 'retention.ms',
               configValue: '86400000',
@@ -73,6 +80,7 @@ describe('describeConfigs', () => {
               isSensitive: false,
               configSynonyms: [],
             },
+            kafkaDefault('segment.ms', '604800000'),
           ],
         },
       ],
@@ -135,7 +143,8 @@ describe('alterConfigs', () => {
     })
     expect(res).toEqual({ resources: [{ errorCode: 0, errorMessage: null, resourceType: TOPIC, resourceName: topic }] })
     expect(await columns(topic)).toEqual({ seconds: 604800, bytes: '1048576', config: { 'retention.bytes': '1048576' } })
-    expect(await described(topic)).toEqual({
+    expect(await described(topic)).toMatchObject({
+      'cleanup.policy': ['delete', ConfigSource.DEFAULT_CONFIG], // replaced: back to Kafka's default
       'retention.bytes': ['1048576', ConfigSource.TOPIC_CONFIG],
       'retention.ms': ['604800000', ConfigSource.DEFAULT_CONFIG],
     })
