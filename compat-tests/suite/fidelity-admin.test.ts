@@ -58,6 +58,24 @@ describe.concurrent('admin without connect()', () => {
     expect(await describe(['cleanup.policy'])).toEqual({ 'cleanup.policy': ['compact', false] })
   })
 
+  contract(
+    "createPartitions: an unknown topic and an assignment naming a broker that does not exist are refused with Kafka's messages",
+    async (t) => {
+      const topic = await t.topic(1)
+      const admin = await t.admin()
+      await expect(admin.createPartitions({ topicPartitions: [{ topic: `${topic}x`, count: 3 }] })).rejects.toHaveProperty(
+        'message',
+        'This server does not host this topic-partition',
+      )
+      await expect(admin.createPartitions({ topicPartitions: [{ topic, count: 3, assignments: [[10], [10]] }] })).rejects.toHaveProperty(
+        'message',
+        'Replica assignment is invalid',
+      )
+      const meta = await admin.fetchTopicMetadata({ topics: [topic] })
+      expect(meta.topics[0]!.partitions).toHaveLength(1)
+    },
+  )
+
   contract('listTopics works without connect()', async (t) => {
     const topic = await t.topic(1)
     const admin = await unconnectedAdmin(t)

@@ -9,6 +9,7 @@ import { protocolError } from '../kafkajs/protocolErrors.js'
 import { type NewTopic } from '../store/topics.js'
 import { createTopicError, fail } from './errors.js'
 import { settingsFromEntries } from './topicSettings.js'
+import { NODE_ID } from './metadata.js'
 
 const MAX_PARTITIONS = 4096
 
@@ -117,6 +118,18 @@ export interface CreatePartitionsRequest {
  * first failing topic's protocol error (by name): INVALID_PARTITIONS when the count does not grow or exceeds 4096,
  * UNKNOWN_TOPIC_OR_PARTITION for an unknown topic. Topics without an error are grown regardless.
  */
+/**
+ * Kafka's check of createPartitions' assignments: one per new partition, each a non-empty list of distinct brokers
+ * that exist. This transport's one broker is NODE_ID (describeCluster), so [NODE_ID] is the only valid list.
+ */
+function validAssignments(assignments: unknown, added: number): boolean {
+  return (
+    Array.isArray(assignments) &&
+    assignments.length === added &&
+    assignments.every((a) => Array.isArray(a) && a.length > 0 && new Set(a).size === a.length && a.every((b) => b === NODE_ID))
+  )
+}
+
 export async function createPartitions(ctx: PgQueueContext, req: CreatePartitionsRequest): Promise<boolean> {
   const { topicPartitions, validateOnly = false } = req ?? ({} as CreatePartitionsRequest)
   if (!topicPartitions || !Array.isArray(topicPartitions)) fail(`Invalid topic partitions array ${topicPartitions}`)
@@ -129,12 +142,14 @@ export async function createPartitions(ctx: PgQueueContext, req: CreatePartition
   }
   const rows = new Map((await ctx.store.topics.findTopics(topicPartitions.map((t) => t.topic))).map((r) => [r.name, r]))
   const failures: Array<{ topic: string; error: Error }> = []
-  for (const { topic, count } of [...topicPartitions].sort((a, b) => a.topic.localeCompare(b.topic))) {
+  for (const { topic, count, assignments } of [...topicPartitions].sort((a, b) => a.topic.localeCompare(b.topic))) {
     const row = rows.get(topic)
     if (!row) {
       failures.push({ topic, error: protocolError('UNKNOWN_TOPIC_OR_PARTITION') })
     } else if (!Number.isInteger(count) || count <= row.partitionCount || count > MAX_PARTITIONS) {
       failures.push({ topic, error: protocolError('INVALID_PARTITIONS') })
+    } else if (assignments !== undefined && !validAssignments(assignments, count - row.partitionCount)) {
+      failures.push({ topic, error: protocolError('INVALID_REPLICA_ASSIGNMENT') })
     } else if (!validateOnly && !(await ctx.store.topics.growPartitions(topic, count))) {
       failures.push({ topic, error: protocolError('INVALID_PARTITIONS') }) // grown concurrently past `count`
     }

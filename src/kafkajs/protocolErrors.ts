@@ -18,6 +18,7 @@ const PROTOCOL_ERRORS = {
   REBALANCE_IN_PROGRESS: { code: 27, retriable: false, message: 'The group is rebalancing, so a rejoin is needed' },
   TOPIC_ALREADY_EXISTS: { code: 36, retriable: false, message: 'Topic with this name already exists' },
   INVALID_PARTITIONS: { code: 37, retriable: false, message: 'Number of partitions is invalid' },
+  INVALID_REPLICA_ASSIGNMENT: { code: 39, retriable: false, message: 'Replica assignment is invalid' },
   INVALID_PRODUCER_EPOCH: {
     code: 47,
     retriable: false,
