@@ -19,36 +19,37 @@ const TIMEOUT_PAYLOAD = {
 }
 
 /**
- * On PostgreSQL a statement can finish within 1 ms, so the request is made to outlast it: another session holds the
- * partition's lock while the producer sends (a broker request always takes longer than 1 ms).
+ * On PostgreSQL a statement can finish within 1 ms, so the request is made to outlast it: another session runs `sql`
+ * in an open transaction (a lock the request waits for) until the returned release (a broker request always takes
+ * longer than 1 ms, so nothing is held on Kafka).
  */
-async function holdPartition(topic: string): Promise<() => Promise<void>> {
+async function holdOnPostgres(sql: (schema: string) => string, params: unknown[] = []): Promise<() => Promise<void>> {
   if (backendName === 'kafka') return async () => {}
   const client = new pg.Client({ connectionString: inject('pgUrl') })
   await client.connect()
-  const schema = `"${fileSchema()}"`
   await client.query('BEGIN')
-  await client.query(
-    `SELECT pg_advisory_xact_lock(${schema}.metadata_queue_lock_key(t.id, 0)) FROM ${schema}.metadata_queue_topic t WHERE t.topic_name = $1`,
-    [topic],
-  )
+  await client.query(sql(`"${fileSchema()}"`), params)
   return async () => {
     await client.query('COMMIT')
     await client.end()
   }
 }
 
-/** On PostgreSQL, another session holds the topic table so that a topic creation outlasts 1 ms (see holdPartition). */
-async function holdTopicTable(): Promise<() => Promise<void>> {
-  if (backendName === 'kafka') return async () => {}
-  const client = new pg.Client({ connectionString: inject('pgUrl') })
-  await client.connect()
-  await client.query('BEGIN')
-  await client.query(`LOCK TABLE "${fileSchema()}".metadata_queue_topic IN SHARE ROW EXCLUSIVE MODE`)
-  return async () => {
-    await client.query('COMMIT')
-    await client.end()
-  }
+/** The partition's write lock: a send waits for it. */
+const holdPartition = (topic: string) =>
+  holdOnPostgres(
+    (schema) =>
+      `SELECT pg_advisory_xact_lock(${schema}.metadata_queue_lock_key(t.id, 0)) FROM ${schema}.metadata_queue_topic t WHERE t.topic_name = $1`,
+    [topic],
+  )
+
+/** The topic table: a topic creation waits for it. */
+const holdTopicTable = () => holdOnPostgres((schema) => `LOCK TABLE ${schema}.metadata_queue_topic IN SHARE ROW EXCLUSIVE MODE`)
+
+/** The first request_timeout event seen, in KafkaJS's shape, of `type`. */
+function expectTimeoutEvent(seen: InstrumentationEvent<unknown>[], type: string) {
+  expect(seen.length).toBeGreaterThan(0)
+  expect(seen[0]).toEqual({ id: expect.any(Number), timestamp: expect.any(Number), type, payload: TIMEOUT_PAYLOAD })
 }
 
 describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true)', () => {
@@ -71,13 +72,7 @@ describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true
         for (let i = 0; i < 5 && seen.length === 0; i++) {
           await admin.createTopics({ waitForLeaders: false, topics: [{ topic: uniqueName('rt-topic') }] }).catch((e: Error) => errors.push(e.name))
         }
-        expect(seen.length).toBeGreaterThan(0)
-        expect(seen[0]).toEqual({
-          id: expect.any(Number),
-          timestamp: expect.any(Number),
-          type: 'admin.network.request_timeout',
-          payload: TIMEOUT_PAYLOAD,
-        })
+        expectTimeoutEvent(seen, 'admin.network.request_timeout')
         // KafkaJS's createTopics bails on anything but NOT_CONTROLLER: the timeout itself, not NumberOfRetriesExceeded
         expect(errors.length).toBeGreaterThan(0)
         expect(new Set(errors)).toEqual(new Set(['KafkaJSRequestTimeoutError']))
@@ -101,13 +96,7 @@ describe('request timeout events (requestTimeout: 1, enforceRequestTimeout: true
       // request outlasts it (on PostgreSQL the held lock makes the first one do)
       const messages = Array.from({ length: 4 }, (_, i) => ({ key: `key-${i}`, value: Buffer.alloc(250_000, i) }))
       for (let i = 0; i < 5 && seen.length === 0; i++) await producer.send({ acks: -1, topic, messages }).catch((e: unknown) => e)
-      expect(seen.length).toBeGreaterThan(0)
-      expect(seen[0]).toEqual({
-        id: expect.any(Number),
-        timestamp: expect.any(Number),
-        type: 'producer.network.request_timeout',
-        payload: TIMEOUT_PAYLOAD,
-      })
+      expectTimeoutEvent(seen, 'producer.network.request_timeout')
     } finally {
       await release()
       await producer.disconnect()
