@@ -34,14 +34,13 @@ export interface PgQueueProducer extends Producer {
 }
 
 /**
- * KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. As KafkaJS does, a
- * codec is looked up in CompressionCodecs first: LZ4 and ZSTD (Snappy too, had this package not registered it)
- * throw KafkaJSNotImplemented until the application registers them.
+ * KafkaJS's `compression` argument: None keeps the configured codec; any codec asks for Snappy. Snappy is this
+ * transport's own codec; any other is looked up in CompressionCodecs first, as KafkaJS does, so LZ4 and ZSTD throw
+ * KafkaJSNotImplemented until the application registers them.
  */
 export function payloadCompressionFor(compression: number | undefined, configured: PayloadCompression): PayloadCompression {
   if (compression === undefined || compression === kafkajs.CompressionTypes.None) return configured
-  const lookUp = (kafkajs.CompressionCodecs as Record<number, (() => unknown) | undefined>)[compression]
-  lookUp?.()
+  if (compression !== kafkajs.CompressionTypes.Snappy) (kafkajs.CompressionCodecs as Record<number, (() => unknown) | undefined>)[compression]?.()
   return 'SNAPPY'
 }
 
