@@ -267,8 +267,14 @@ function describeSlot(s: SlotPlan): string {
  */
 function drawConsumer(rng: ReturnType<typeof createRng>, handler: Handler, slowAllowed: boolean): ConsumerDraw {
   const batch = handler.startsWith('batch')
+  const drawn = batch ? rng.shuffle([...COMMIT_STEPS]).slice(0, rng.int(handler === 'batch-partial' ? 1 : 0, COMMIT_STEPS.length)) : []
+  // a partial batch is not auto-resolved: without resolveOffset its fetch position never moves and, as on KafkaJS,
+  // the same batch comes back until a rejoin (none in the drain: seed 20261204's g1 never drained). Appended, so
+  // the draws after it (and earlier seeds' plans otherwise) stay as they were
   const steps = batch
-    ? rng.shuffle([...COMMIT_STEPS]).slice(0, rng.int(handler === 'batch-partial' ? 1 : 0, COMMIT_STEPS.length))
+    ? handler === 'batch-partial' && !drawn.includes('resolve')
+      ? [...drawn, 'resolve' as const]
+      : drawn
     : handler === 'message-manual'
       ? (['commitOffsets'] as CommitStep[])
       : []

@@ -37,6 +37,8 @@ export function kafkaFor(conn: Connection, clientId: string): Kafka {
       clientId,
       brokers: conn.brokers,
       logLevel: process.env.TORTURE_LOG ? logLevel.DEBUG : logLevel.NOTHING,
+      // stdout carries only the 'ready' handshake (fleet.ts); the log goes to the worker's .stderr file
+      logCreator: () => (entry) => process.stderr.write(`${JSON.stringify({ ...entry.log, level: entry.label, ns: entry.namespace })}\n`),
       pgqueue: {
         connectionString: conn.pgUrl,
         schema: conn.schema,
