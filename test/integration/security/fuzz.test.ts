@@ -197,7 +197,7 @@ afterAll(async () => {
 
 describe('HTTP fuzz', () => {
   it(
-    `${RUNS} random requests: never a 5xx, and nothing changes but through authorized 2xx requests`,
+    `${runs(RUNS)} random requests: never a 5xx, and nothing changes but through authorized 2xx requests`,
     async () => {
       const statuses = new Map<number, number>()
       let changed = 0
@@ -217,7 +217,7 @@ describe('HTTP fuzz', () => {
         { numRuns: runs(RUNS), interruptAfterTimeLimit: scaledMs(120_000), endOnFailure: true },
       )
       console.log(
-        `fuzz: ${RUNS} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
+        `fuzz: ${runs(RUNS)} requests, statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}, ${changed} authorized requests changed data`,
       )
       // the generator reaches the routes, not only the gate, and valid requests do change data
       expect(statuses.get(200)).toBeGreaterThan(0)
