@@ -1,6 +1,7 @@
 // One torture run: set up the schema (on a private PostgreSQL) or the Kafka topics, start the workers, inject
 // faults for `seconds`, drain (faults off, producers stopped, consumers left to catch up), audit every topic with a
 // fresh group, and check the recorded history.
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -10,7 +11,7 @@ import pg from 'pg'
 import { quoteIdent } from '../../src/db/identifiers.js'
 import { originOf } from '../../src/deadLetter/index.js'
 import { logLevel } from '../../src/kafkajs/exports.js'
-import { check, outstanding, type CheckConfig, type CheckResult } from './checker.js'
+import { check, type CheckConfig, type CheckResult } from './checker.js'
 import { injectFault } from './faults.js'
 import { Fleet, type SlotPlan, type SlotSpec } from './fleet.js'
 import { createRecorder, readHistory, type Recorder } from './history.js'
@@ -170,18 +171,18 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   const drainStarted = Date.now()
   const drainLatest = drainStarted + (opts.seconds + opts.drainSeconds) * 1000
   // a long run's history takes seconds to read: poll at most half the time
-  const leftNow = () => {
+  const leftNow = async () => {
     const t0 = Date.now()
-    const n = outstanding(readHistory(dir), checkConfig)
+    const n = await countOutstanding(dir, checkConfig)
     return { n, readMs: Date.now() - t0 }
   }
-  let { n: left, readMs } = leftNow()
+  let { n: left, readMs } = await leftNow()
   let fewest = left
   let progressAt = Date.now()
   let loggedAt = Date.now()
   while (left > 0 && Date.now() - progressAt < opts.drainSeconds * 1000 && Date.now() < drainLatest) {
     await sleep(Math.max(1000, 2 * readMs))
-    ;({ n: left, readMs } = leftNow())
+    ;({ n: left, readMs } = await leftNow())
     if (left < fewest) [fewest, progressAt] = [left, Date.now()]
     if (Date.now() - loggedAt >= 60_000) {
       loggedAt = Date.now()
@@ -233,6 +234,19 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
 const PROGRESS_EVERY_MS = 60_000
 
 /** A line a minute during the faults: a long run shows it is alive and how much it has recorded. */
+const OUTSTANDING_COUNT = path.resolve('test/torture/outstandingCount.ts')
+
+/** The drain's outstanding count, read in a child process so the fault proxy here keeps forwarding meanwhile. */
+function countOutstanding(dir: string, config: CheckConfig): Promise<number> {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', OUTSTANDING_COUNT, dir, JSON.stringify(config)], (err, stdout) => {
+      const n = Number(stdout)
+      if (err || stdout === '' || !Number.isInteger(n)) reject(err ?? new Error(`outstandingCount printed ${JSON.stringify(stdout)}`))
+      else resolve(n)
+    }),
+  )
+}
+
 function progressLine(dir: string, fleet: Fleet, injected: Map<string, number>, elapsed: number, seconds: number): string {
   const bytes = readdirSync(dir)
     .filter((n) => n.endsWith('.jsonl'))
