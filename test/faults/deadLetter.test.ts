@@ -12,7 +12,9 @@ import { sleep } from './support.js'
 const t = useTestKafka('fault_dead_letter')
 
 describe('dead-letter move under SIGKILL', () => {
-  it.each(['blocking', 'retry-topics'])(
+  // the two modes side by side: each is mostly waits for a killed worker's leases to lapse (~80 s of the fault
+  // suite's ~300 s each, one after the other), on topics and groups of its own
+  it.concurrent.each(['blocking', 'retry-topics'])(
     '%s: each poison message lands in the dead-letter topic exactly once, no healthy message is lost',
     async (mode) => {
       const topic = await t.createTopic(2, 'dlq_kill')
