@@ -55,6 +55,9 @@ describe.concurrent('admin without connect()', () => {
       validateOnly: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
     })
+    // Kafka applies a topic's new config through its metadata log: describeConfigs may answer with the old value for
+    // a moment (fresh-clone run, 4 Dec)
+    await waitFor(async () => (await describe(['cleanup.policy']))['cleanup.policy']?.[0] === 'compact', { message: 'cleanup.policy compact' })
     expect(await describe(['cleanup.policy'])).toEqual({ 'cleanup.policy': ['compact', false] })
   })
 
