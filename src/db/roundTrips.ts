@@ -13,7 +13,12 @@ export interface RoundTrip {
   error?: unknown
 }
 
-export type RoundTripObserver = (trip: RoundTrip) => void
+/** Whoever asked to observe the statements of a piece of work: may hold each one back, and hears how it went. */
+export interface RoundTripObserver {
+  /** before each statement is issued: the statement waits for the promise, and calls what it resolves to when done */
+  before?: () => Promise<() => void>
+  after?: (trip: RoundTrip) => void
+}
 
 const observers = new AsyncLocalStorage<RoundTripObserver>()
 
@@ -26,17 +31,24 @@ export function observeRoundTrips<T>(observer: RoundTripObserver, fn: () => Prom
 export async function observed<T>(db: unknown, text: string, values: readonly unknown[], query: () => Promise<T>): Promise<T> {
   const observer = observers.getStore()
   if (!observer) return query()
-  // a full pool hands its idle clients to earlier waiters first (asynchronously): this call queues behind those
-  const waiting =
-    db instanceof pg.Pool && db.totalCount >= (db.options.max ?? 10) && db.waitingCount >= db.idleCount ? db.waitingCount - db.idleCount + 1 : 0
-  const startedAt = Date.now()
+  const done = await observer.before?.()
   try {
-    const result = await query()
-    observer({ text, values, startedAt, durationMs: Date.now() - startedAt, waiting })
-    return result
-  } catch (error) {
-    observer({ text, values, startedAt, durationMs: Date.now() - startedAt, waiting, error })
-    throw error
+    const after = observer.after
+    if (!after) return await query()
+    // a full pool hands its idle clients to earlier waiters first (asynchronously): this call queues behind those
+    const waiting =
+      db instanceof pg.Pool && db.totalCount >= (db.options.max ?? 10) && db.waitingCount >= db.idleCount ? db.waitingCount - db.idleCount + 1 : 0
+    const startedAt = Date.now()
+    try {
+      const result = await query()
+      after({ text, values, startedAt, durationMs: Date.now() - startedAt, waiting })
+      return result
+    } catch (error) {
+      after({ text, values, startedAt, durationMs: Date.now() - startedAt, waiting, error })
+      throw error
+    }
+  } finally {
+    done?.()
   }
 }
 

@@ -2,10 +2,12 @@
 // makes. Mapping (docs/compatibility.md, "Instrumentation"): one event per statement; apiName/apiKey name the Kafka
 // request the operation stands for (a send is Produce, a poll Fetch, ...), apiVersion is 0; broker is the PostgreSQL
 // endpoint host:port; size is the bytes sent (statement text plus bound values); duration is the statement's time,
-// pendingDuration 0 (a wait for a pooled connection is inside duration); request_queue_size reports callers waiting
-// for a pooled connection; request_timeout a statement ended by a timeout.
-import { observeRoundTrips, type RoundTrip } from '../db/roundTrips.js'
+// pendingDuration the wait for an in-flight slot (a wait for a pooled connection is inside duration);
+// request_queue_size reports the operations waiting for an in-flight slot (maxInFlightRequests, as KafkaJS's request
+// queue: on every change) and callers waiting for a pooled connection; request_timeout a statement ended by a timeout.
+import { observeRoundTrips, type RoundTrip, type RoundTripObserver } from '../db/roundTrips.js'
 import type { InstrumentationEmitter } from './instrumentation.js'
+import { RequestQueue } from './requestQueue.js'
 
 /** Kafka API keys of the requests our operations stand for. */
 const API_KEYS = {
@@ -63,20 +65,27 @@ function byteSize(v: unknown): number {
   return typeof v === 'bigint' || typeof v === 'number' ? 8 : Buffer.byteLength(String(v))
 }
 
+/**
+ * `maxInFlightRequests`: the cap of the client's RequestQueue (requestQueue.ts); unset, nothing waits.
+ */
 export function createNetworkInstrumentation<E extends NetworkEventNames & Record<string, string>>(
   emitter: InstrumentationEmitter<E>,
   clientId: string,
   broker: () => string,
+  maxInFlightRequests?: number | null,
 ): NetworkInstrumentation {
   const { events } = emitter
   let correlationId = 0
+  const queue = new RequestQueue(maxInFlightRequests, (queueSize) =>
+    emitter.emit(events.REQUEST_QUEUE_SIZE as E[keyof E], { broker: broker(), clientId, queueSize }),
+  )
   const listened = () =>
     [events.REQUEST, events.REQUEST_TIMEOUT, events.REQUEST_QUEUE_SIZE].reduce((n, e) => n + emitter.listenerCount(e as E[keyof E]), 0) > 0
 
-  const report = (apiName: ApiName, trip: RoundTrip) => {
+  const report = (apiName: ApiName, trip: RoundTrip, pendingDuration: number) => {
     const base = { broker: broker(), clientId, correlationId: correlationId++ }
     if (trip.waiting > 0) emitter.emit(events.REQUEST_QUEUE_SIZE as E[keyof E], { broker: base.broker, clientId, queueSize: trip.waiting })
-    const timing = { createdAt: trip.startedAt, sentAt: trip.startedAt, pendingDuration: 0 }
+    const timing = { createdAt: trip.startedAt - pendingDuration, sentAt: trip.startedAt, pendingDuration }
     const api = { apiName, apiKey: API_KEYS[apiName], apiVersion: 0 }
     if (trip.error !== undefined) {
       if (isTimeout(trip.error)) emitter.emit(events.REQUEST_TIMEOUT as E[keyof E], { ...base, ...timing, ...api })
@@ -87,6 +96,18 @@ export function createNetworkInstrumentation<E extends NetworkEventNames & Recor
   }
 
   return {
-    as: (apiName, fn) => (listened() ? observeRoundTrips((trip) => report(apiName, trip), fn) : fn()),
+    as: async (apiName, fn) => {
+      if (!queue.capped && !listened()) return fn()
+      const slot = queue.capped ? queue.operation() : undefined
+      const observer: RoundTripObserver = {
+        before: slot?.before,
+        after: listened() ? (trip) => report(apiName, trip, slot?.takePendingDuration() ?? 0) : undefined,
+      }
+      try {
+        return await observeRoundTrips(observer, fn)
+      } finally {
+        slot?.end()
+      }
+    },
   }
 }

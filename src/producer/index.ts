@@ -53,7 +53,7 @@ export function createProducer(ctx: PgQueueContext, rootLogger: Logger, config: 
   validateTransactionalId(config.transactionalId)
   const logger = rootLogger.namespace('Producer')
   const emitter = createInstrumentationEmitter(producerEvents, { logger, clientName: 'producer' })
-  const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint)
+  const network = createNetworkInstrumentation(emitter, clientId, () => ctx.endpoint, config.maxInFlightRequests)
   const idempotent = config.idempotent ?? false
   const retry = config.retry ?? { retries: idempotent ? Number.MAX_SAFE_INTEGER : 5 }
   // KafkaJS's check, at kafka.producer() (an unset `retries` passes, as there)
