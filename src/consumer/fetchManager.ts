@@ -74,8 +74,10 @@ interface Prefetch {
  */
 export class FetchManager {
   private prefetch?: Prefetch
-  /** rows the last fetch returned, and their mean payload size, for choosing how to fetch next */
-  private lastFetchRows = 0
+  /** rows the last fetch returned, and their mean payload size, for choosing how to fetch next. The first fetch is
+   * bulk: a member that starts usually meets a backlog, and the small form's plan can choose to read a band whole
+   * and sort it when the statistics predate the topic's rows (src/store/fetch.ts, copyText) */
+  private lastFetchRows = Number.POSITIVE_INFINITY
   private lastRowBytes = 0
   /** the per-priority row limit of the fetch whose rows are being cut into batches */
   private rowLimit = 0

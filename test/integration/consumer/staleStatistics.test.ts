@@ -84,7 +84,8 @@ it('reads a topic the statistics have not seen up to the fetch limit, not its wh
     },
     { timeout: 30_000, what: 'index statistics for the drain' },
   )
-  // each delivered row once, plus the first fetch (the small form: it may still read the band whole once); reading
-  // the band above the position at every fetch of 4,000 rows reads about STORED * STORED / 8,000 (7.5 times)
-  expect(read).toBeLessThan(STORED * 2.5)
+  // each delivered row once (60,019 measured); reading the band above the position at every fetch of 4,000 rows
+  // reads about STORED * STORED / 8,000 (480,021 measured), and a first fetch in the small form, whose plan may
+  // still read the band whole, adds STORED
+  expect(read).toBeLessThan(STORED * 1.5)
 }, 300_000)
