@@ -4,7 +4,7 @@ import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
 import { readRange, type ReadRange } from './readBounds.js'
 import { statements } from './statement.js'
-import { transaction } from './transactions.js'
+import { plannedWithoutSorts, transaction } from './transactions.js'
 
 /**
  * One partition's commit. offset_value is the last processed seq, which equals the Kafka committed offset
@@ -216,10 +216,11 @@ export async function commitOffsets(
   type Row = { topicId: string; partition: number; offset: string }
   // $10, $11: the enqueued_at range of the watermark's probes (store/readBounds.ts). Bounded, the statement goes
   // unnamed, so it is planned with the range and only the time partitions in it are touched.
-  const res =
-    opts.range && !known
-      ? await observed(db, statement.text, values, () => db.query<Row>({ text: statement.text, values }))
-      : await run<Row>(db, statement, known ? values.slice(0, 9) : values)
+  if (known) return (await run<Row>(db, statement, values.slice(0, 9))).rows
+  // the watermark's probes, planned so that stale statistics cannot make one read a whole band (transactions.ts)
+  const res = await plannedWithoutSorts(db, (q) =>
+    opts.range ? observed(q, statement.text, values, () => q.query<Row>({ text: statement.text, values })) : run<Row>(q, statement, values),
+  )
   return res.rows
 }
 

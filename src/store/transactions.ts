@@ -1,7 +1,7 @@
 // Transaction control: the only BEGIN, COMMIT and ROLLBACK texts outside migrations/. Plain texts (not prepared):
 // node-postgres sends them as simple queries. The caller holds the client (Database.checkout) and decides the
 // boundaries; these only say them.
-import type pg from 'pg'
+import pg from 'pg'
 import type { Database, Queryable } from '../db/database.js'
 import { observed } from '../db/roundTrips.js'
 
@@ -61,3 +61,30 @@ export async function rolledBack<T>(db: Database, fn: (client: pg.PoolClient) =>
     client.release(broken || undefined)
   }
 }
+
+/**
+ * Runs fn in a transaction planned without sort paths when db is a pool (one simple query: BEGIN, then SET LOCAL
+ * enable_sort and jit off, so the settings end with it); on a client, in a transaction its caller holds, fn runs as
+ * it is. For a probe of the next row above a position, `ORDER BY priority, seq LIMIT n` over the time partitions:
+ * with statistics taken before the topic's rows the planner rated the band at a row or two and read the whole band
+ * above the position to sort it, instead of merging the dequeue index and stopping at the first row (see
+ * copyText in fetch.ts). jit off: a sort left without an alternative would cost 1e10 and JIT-compile the statement.
+ */
+export async function plannedWithoutSorts<T>(db: Queryable, fn: (client: Queryable) => Promise<T>): Promise<T> {
+  if (!(db instanceof pg.Pool)) return fn(db)
+  const client = await db.connect()
+  let broken = false
+  try {
+    await observed(client, NO_SORT_PLANS, [], () => client.query(NO_SORT_PLANS))
+    const result = await fn(client)
+    await endTransaction(client, 'commit')
+    return result
+  } catch (err) {
+    await endTransaction(client, 'rollback').catch(() => (broken = true))
+    throw err
+  } finally {
+    client.release(broken || undefined)
+  }
+}
+
+const NO_SORT_PLANS = 'BEGIN; SET LOCAL enable_sort = off; SET LOCAL jit = off'
