@@ -33,20 +33,31 @@ export class Database {
    * next query on the client fails and the caller handles that.
    */
   async checkout(): Promise<pg.PoolClient> {
-    const client = await this.pool.connect()
-    const ignore = () => undefined
-    client.on('error', ignore)
+    const client = await checkoutQuietly(this.pool)
     const since = Date.now()
     const leak = this.leakAfterMs > 0 ? setTimeout(() => this.onLeak(Date.now() - since), this.leakAfterMs).unref() : undefined
     const release = client.release.bind(client)
     client.release = (err?: Error | boolean) => {
       clearTimeout(leak)
-      client.removeListener('error', ignore)
       client.release = release
       return release(err)
     }
     return client
   }
+}
+
+/** A pooled client held across awaits, its 'error' events swallowed until it is released (see Database.checkout). */
+export async function checkoutQuietly(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect()
+  const ignore = () => undefined
+  client.on('error', ignore)
+  const release = client.release.bind(client)
+  client.release = (err?: Error | boolean) => {
+    client.removeListener('error', ignore)
+    client.release = release
+    return release(err)
+  }
+  return client
 }
 
 export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(

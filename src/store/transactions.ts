@@ -2,7 +2,7 @@
 // node-postgres sends them as simple queries. The caller holds the client (Database.checkout) and decides the
 // boundaries; these only say them.
 import pg from 'pg'
-import type { Database, Queryable } from '../db/database.js'
+import { checkoutQuietly, type Database, type Queryable } from '../db/database.js'
 import { observed } from '../db/roundTrips.js'
 
 /**
@@ -72,7 +72,7 @@ export async function rolledBack<T>(db: Database, fn: (client: pg.PoolClient) =>
  */
 export async function plannedWithoutSorts<T>(db: Queryable, fn: (client: Queryable) => Promise<T>): Promise<T> {
   if (!(db instanceof pg.Pool)) return fn(db)
-  const client = await db.connect()
+  const client = await checkoutQuietly(db)
   let broken = false
   try {
     await observed(client, NO_SORT_PLANS, [], () => client.query(NO_SORT_PLANS))

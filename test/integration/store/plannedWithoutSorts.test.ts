@@ -51,6 +51,27 @@ describe('plannedWithoutSorts', () => {
     }
   })
 
+  it('a connection the server ends while fn holds it rejects fn, and does not crash the process', async () => {
+    // failover.test.ts in CI: the primary killed while a commit held its client crashed the consumer with an
+    // unhandled 'error' event ("Connection terminated unexpectedly") before the client was checked out quietly
+    const other = await db.pool.connect()
+    try {
+      const outcome = await plannedWithoutSorts(db.pool, async (q) => {
+        const { rows } = await q.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+        await other.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
+        // the held client sees its socket close while no query runs: that is when it emits 'error'
+        await new Promise((r) => setTimeout(r, 300))
+        await q.query('SELECT 1')
+      }).then(
+        () => 'resolved',
+        () => 'rejected',
+      )
+      expect(outcome).toBe('rejected')
+    } finally {
+      other.release()
+    }
+  })
+
   it('on a client inside a transaction its caller holds, sets nothing', async () => {
     const client = await db.pool.connect()
     try {
