@@ -4,6 +4,7 @@ import { observed } from '../db/roundTrips.js'
 import type { Tables } from '../db/tables.js'
 import { readRange, type ReadRange } from './readBounds.js'
 import { statements } from './statement.js'
+import { WITHOUT_SORT_PLANS } from './transactions.js'
 
 /** A stored message as the consumer reads it. */
 export interface FetchedRow {
@@ -158,14 +159,9 @@ function copyText(t: Tables, fence: FetchFence, partitions: PartitionFetch[], li
     hi: `'${range.hi}'`,
     horizon: bounds.horizon ? 'true' : 'false',
   })
-  // One implicit transaction of two statements: SET LOCAL holds for the COPY only. The planner chooses between the
-  // dequeue index's order (merged across time partitions, stopping at the limit) and reading the whole band above
-  // the position to sort it; when the statistics predate the topic's rows (a partition analyzed before a topic
-  // started writing into it) it rates the band at a few hundred rows and sorts: every fetch then read the whole
-  // backlog (200,000 rows: 37,000 msg/s instead of 115,000). Without sort paths only the dequeue index gives the
-  // order, so no statistics can choose the sort. jit off: a sort that had no alternative would cost 1e10 and
-  // JIT-compile the fetch (seen when the statement still sorted its result: 1.1 s per fetch).
-  return `SET LOCAL enable_sort = off; SET LOCAL jit = off; COPY (${select}) TO STDOUT (FORMAT binary)`
+  // One simple query is one implicit transaction: SET LOCAL holds for the COPY only. Why without sorts (statistics
+  // that predate the topic's rows made every fetch read and sort the whole backlog): plannedWithoutSorts.
+  return `${WITHOUT_SORT_PLANS}; COPY (${select}) TO STDOUT (FORMAT binary)`
 }
 
 /** A non-negative integer as decimal digits: the only values copyText writes into the statement. */
