@@ -93,7 +93,10 @@ export class OffsetManager {
 
   /**
    * The per-batch automatic commit, off the critical path: it runs behind any write in flight, and batches that
-   * finish meanwhile join the one waiting to start (it commits whatever is resolved when it runs).
+   * finish meanwhile join the one waiting to start (it commits whatever is resolved when it runs). It starts no
+   * sooner than the next turn of the event loop, so the batches of one fetch that a quick handler finishes in the
+   * same turn share one commit instead of two (the first alone, the rest behind it): a commit is a write
+   * transaction of its own on the server, and was half of a keeping-up consumer's statements (issue 36).
    */
   commitInBackground(state: PartitionState): void {
     if (!this.o.autoCommit) return
@@ -102,7 +105,8 @@ export class OffsetManager {
       return
     }
     const states = (this.queued = new Set([state]))
-    this.serially(() => {
+    this.serially(async () => {
+      await new Promise((resolve) => setImmediate(resolve))
       this.queued = undefined
       return this.commitResolved([...states])
     }).catch((e: unknown) => (this.failure ??= e))

@@ -74,6 +74,20 @@ describe('OffsetManager', () => {
     expect(state.dirty).toBe(true)
   })
 
+  it('batches finished in one turn of the event loop share one background commit', async () => {
+    const { state, writer, offsets } = setup()
+    const other = new PartitionState('t', '1', 1, 0n, null)
+    state.resolve(2n, 5)
+    offsets.commitInBackground(state)
+    // the runner's awaits between two batches of a fetch: promise hops, no I/O
+    for (let i = 0; i < 5; i++) await Promise.resolve()
+    other.resolve(4n, 5)
+    offsets.commitInBackground(other)
+    await offsets.drain()
+    expect(writer.writes).toHaveLength(1)
+    expect(writer.writes[0].commits.map((c) => c.partition)).toEqual([0, 1])
+  })
+
   it('runs writes in the order asked for, background ones included', async () => {
     const { state, writer, offsets } = setup()
     let open!: () => void
