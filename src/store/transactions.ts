@@ -73,7 +73,8 @@ export async function rolledBack<T>(db: Database, fn: (client: pg.PoolClient) =>
  * it is. For a probe of the next row above a position, `ORDER BY priority, seq LIMIT n` over the time partitions:
  * with statistics taken before the topic's rows the planner rated the band at a row or two and read the whole band
  * above the position to sort it, instead of merging the dequeue index and stopping at the first row (a
- * 200,000-row backlog drained at 37,000 msg/s instead of 115,000). jit off: a sort left without an alternative would cost 1e10 and JIT-compile the statement.
+ * 200,000-row backlog drained at 37,000 msg/s instead of 115,000). jit off: a sort left without an alternative
+ * would cost 1e10 and JIT-compile the statement.
  */
 export async function plannedWithoutSorts<T>(db: Queryable, fn: (client: Queryable) => Promise<T>): Promise<T> {
   if (!(db instanceof pg.Pool)) return fn(db)

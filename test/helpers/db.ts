@@ -113,3 +113,14 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, interval))
   }
 }
+
+/** Fails instead of hanging: `p`, or an error naming `what` once `ms` have passed with `p` still pending. */
+export async function bounded<T>(what: string, p: Promise<T>, ms = 5000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms)))
+  try {
+    return await Promise.race([p, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -5,6 +5,7 @@
 // deliveries show it. They are bounded generously (each DDL attempt may hold traffic for its 200 ms), not compared
 // with a baseline's rate: on a loaded machine a rate ratio fails with no stall at all (stop 46, ratio 260/739).
 import { describe, expect, it } from 'vitest'
+import { bounded } from '../../helpers/db.js'
 import { uniqueName } from '../../helpers/kafka.js'
 import { useMaintenanceFixture } from './helpers.js'
 
@@ -45,17 +46,9 @@ describe('partition DDL beside a long reader transaction', () => {
     })
 
     // a send that waits longer than STALL_MS fails the test at once instead of hanging it until the reader ends
-    const bounded = async (value: string): Promise<number> => {
+    const timedSend = async (value: string): Promise<number> => {
       const started = Date.now()
-      let timer: NodeJS.Timeout | undefined
-      const stalled = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`a send waited more than ${STALL_MS} ms: traffic queued behind partition DDL`)), STALL_MS)
-      })
-      try {
-        await Promise.race([producer.send({ topic, messages: [{ value }] }), stalled])
-      } finally {
-        clearTimeout(timer)
-      }
+      await bounded('a send queued behind partition DDL', producer.send({ topic, messages: [{ value }] }), STALL_MS)
       return Date.now() - started
     }
     const window = async (during?: () => Promise<void>) => {
@@ -68,7 +61,7 @@ describe('partition DDL beside a long reader transaction', () => {
       let sideRunning = during !== undefined
       const side = during?.().finally(() => void (sideRunning = false))
       // traffic goes on until the window has passed and the maintenance run (if any) has ended
-      while (Date.now() < end || sideRunning) longestSend = Math.max(longestSend, await bounded(`m${sent++}`))
+      while (Date.now() < end || sideRunning) longestSend = Math.max(longestSend, await timedSend(`m${sent++}`))
       // the gap still open at the window's end counts too
       const gap = Math.max(longestGap, lastDelivery > 0 ? Date.now() - lastDelivery : WINDOW_MS)
       return { sent, received: received - got0, longestSend, longestGap: gap, side }

@@ -3,22 +3,12 @@
 // that waited on a row the send's own transaction held: a hang PostgreSQL cannot detect.
 import { describe, expect, it } from 'vitest'
 import { quoteIdent } from '../../../src/db/identifiers.js'
+import { bounded } from '../../helpers/db.js'
 import { datahubWriter } from '../../helpers/datahubWriter.js'
 import { useTestKafka } from '../../helpers/kafka.js'
 
 const t = useTestKafka('write-seeding')
 const q = (table: string) => `${quoteIdent(t.db.schema)}.${quoteIdent(`metadata_queue_${table}`)}`
-
-/** Fails instead of hanging: a generous bound, far above the few milliseconds these sends take. */
-async function bounded<T>(what: string, p: Promise<T>, ms = 5000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms)))
-  try {
-    return await Promise.race([p, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 describe('ledger seeding inside the send', () => {
   it('multi-partition plain, transactional and outbox sends to partitions without ledger rows complete at once, above the stored rows', async () => {
