@@ -5,7 +5,9 @@
 // A run the handler returned from without resolving its last message is handled under eachBatchAutoResolve (KafkaJS
 // then resolves the batch's last offset) and not processed past the first unresolved one without it; the wrapper
 // cannot see which, so it resolves nothing for the handler and, from there on, lets no resolve through: the
-// auto-resolve covers the batch, or the messages from the first unresolved one on are fetched again.
+// auto-resolve covers the batch, or the messages from the first unresolved one on are fetched again. For the same
+// reason a message moved after such a run is moved without committing its offset (the move's own commit would
+// cover the unresolved message): fetched again, it is resolved without another attempt.
 import type { Batch, EachBatchHandler, EachBatchPayload, KafkaMessage } from 'kafkajs'
 import { KafkaJSError } from '../kafkajs/errors.js'
 import type { Delivery, FailurePolicy } from './policy.js'
@@ -35,11 +37,18 @@ type DueCount = (messages: KafkaMessage[], from: number) => number
 
 export async function handleBatch(handler: EachBatchHandler, p: EachBatchPayload, policy: FailurePolicy, dueCount: DueCount): Promise<void> {
   const all = p.batch.messages
-  const delivery = (message: KafkaMessage): Delivery => ({ topic: p.batch.topic, partition: p.batch.partition, message, heartbeat: p.heartbeat })
   if (all.length === 0) return handler(p)
   let from = 0
   let failing: KafkaMessage | undefined // failed before and not yet got through
   let gap = false // a run ended with a message the handler did not resolve
+  // after a gap a move commits nothing: its sendOffsets would cover the unresolved message before it
+  const delivery = (message: KafkaMessage): Delivery => ({
+    topic: p.batch.topic,
+    partition: p.batch.partition,
+    message,
+    heartbeat: p.heartbeat,
+    commitPast: !gap,
+  })
   const resolve = (offset: string) => {
     if (!gap) p.resolveOffset(offset)
   }

@@ -94,6 +94,11 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
 
   /** moves that threw here (the transaction's outcome not learned): looked up before the message is handled again */
   const unsettled = new Set<string>()
+  /**
+   * moves made after a gap in a batch, which committed nothing (Delivery.commitPast): when the message is fetched
+   * again (eachBatchAutoResolve off) it is resolved, not handled or moved again
+   */
+  const movedAhead = new Set<string>()
 
   // a listener that throws must not fail the handler: the move is done, and a failure would deliver it again
   const emit = (type: EventName, payload: DeadLetterEventPayload) => {
@@ -123,6 +128,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
     const record = { topic, messages: [{ key: d.message.key, value: d.message.value, headers }] }
     if (!transactionalId) {
       await producer.send(record)
+      if (d.commitPast === false) movedAhead.add(idOf(keyOf(o, d)))
       return true
     }
     const turn = moving.then(() => moveInTransaction(d, record, attempts, error))
@@ -149,9 +155,13 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
       }
       await tx.send(record)
       const next = (BigInt(d.message.offset) + 1n).toString()
-      await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: d.topic, partitions: [{ partition: d.partition, offset: next }] }] })
+      const commitPast = d.commitPast !== false
+      if (commitPast) {
+        await tx.sendOffsets({ consumerGroupId: o.groupId, topics: [{ topic: d.topic, partitions: [{ partition: d.partition, offset: next }] }] })
+      }
       await tx.commit()
       unsettled.delete(idOf(key))
+      if (!commitPast) movedAhead.add(idOf(key))
       return true
     } catch (e) {
       if (tx.isActive()) await tx.abort().catch(() => undefined)
@@ -159,9 +169,13 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
     }
   }
 
-  /** A message whose move threw here: `done` when the group turns out to be done with it (moved, or committed past). */
+  /**
+   * A message moved here without a commit: `done`. One whose move threw here: `done` when the group turns out to be
+   * done with it (moved, or committed past).
+   */
   async function settle(d: Delivery): Promise<'handle' | 'done'> {
     const key = keyOf(o, d)
+    if (movedAhead.delete(idOf(key))) return 'done'
     if (!unsettled.has(idOf(key)) || !attemptLog) return 'handle'
     const done = await attemptLog.done(key)
     unsettled.delete(idOf(key))
@@ -182,7 +196,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
     o,
     forward,
     settle,
-    unsettled: (d) => unsettled.has(idOf(keyOf(o, d))),
+    unsettled: (d) => unsettled.has(idOf(keyOf(o, d))) || movedAhead.has(idOf(keyOf(o, d))),
     wait,
     retried: (d, attempts, error, delayMs, retryTopic) =>
       emit(DEAD_LETTER_EVENTS.RETRY, { ...about(d, attempts, error), delayMs, ...(retryTopic ? { retryTopic } : {}) }),
@@ -242,6 +256,7 @@ export function deadLetter(kafka: KafkaJSKafka | PgQueueKafka, options: DeadLett
       await attemptLog?.close()
       attemptLog = undefined
       unsettled.clear()
+      movedAhead.clear()
       policy = undefined
     },
     on(event, listener) {

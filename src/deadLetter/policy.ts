@@ -14,12 +14,18 @@ export interface Delivery {
   partition: number
   message: KafkaMessage
   heartbeat(): Promise<void>
+  /**
+   * false: a message before this one in its batch was left unresolved (eachBatch), so a move must not commit past
+   * this message; the batch's own resolve decides (absent: true)
+   */
+  commitPast?: boolean
 }
 
 export interface FailurePolicy {
   /** `done`: the message was moved already (by a move whose outcome was not known here), so it is only resolved */
   due(d: Delivery): Promise<'handle' | 'done'>
-  /** the message's move threw here, so `due` looks it up before it is handled again */
+  /** the message's move threw here, or committed nothing (Delivery.commitPast), so `due` settles it before it is
+   * handled again: a batch starts a run at it */
   unsettled(d: Delivery): boolean
   failed(d: Delivery, error: Error): Promise<'again' | 'moved'>
   succeeded(d: Delivery): Promise<void>
@@ -29,7 +35,8 @@ export interface FailurePolicy {
 export interface PolicyRuntime {
   o: ResolvedOptions
   /**
-   * sends the message on to `topic` and commits past it (one transaction where the producer has an id). False when
+   * sends the message on to `topic` and commits past it unless `d.commitPast` is false (one transaction where the
+   * producer has an id). False when
    * it had been moved already (pgQueue: the transaction found its mark, and aborted).
    */
   forward(d: Delivery, topic: string, headers: IHeaders, attempts: number, error: Error): Promise<boolean>
