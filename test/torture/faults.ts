@@ -2,7 +2,7 @@
 // pg_terminate_backend of one client connection, a restart of the private server, a connection cut right after a
 // request (lost answer), a slow network, a step of a worker's wall clock, a long transaction holding a partition's
 // write lock while the waiting clients' connections time out, every free connection slot of the server taken by
-// another role for a few seconds. Each fault is recorded before it happens.
+// another role for a few seconds, a failover to the synchronous standby. Each fault is recorded before it happens.
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { quoteIdent } from '../../src/db/identifiers.js'
@@ -28,6 +28,8 @@ export interface FaultTargets {
   schema?: string
   server?: PrivateServer
   proxy?: FaultProxy
+  /** every proxy in front of the server (the workers', the direct one): a failover points them at the new primary */
+  proxies?: FaultProxy[]
 }
 
 export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<void> {
@@ -99,6 +101,15 @@ export async function injectFault(kind: FaultKind, t: FaultTargets): Promise<voi
       return holdPartitionLock(t)
     case 'connections':
       return exhaustConnections(t)
+    case 'promote': {
+      // a standby is rebuilt after each failover: until it streams, no other failover
+      if (!t.server?.canFailOver) return
+      rec.record({ k: 'fault', f: 'promote', target: 'postgres', detail: 'primary killed (immediate shutdown), synchronous standby promoted' })
+      await t.server.failover((port) => {
+        for (const p of t.proxies ?? []) p.retarget(port)
+      })
+      return
+    }
     case 'clock': {
       // mostly group members (their liveness and commits must not follow the wall clock), now and then another
       const victims = fleet.live((s) => rng.chance(0.2) || s.spec.role === 'consumer' || s.spec.role === 'transform')

@@ -174,7 +174,7 @@ export interface Stat extends Base {
   n: number
 }
 
-export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'delay' | 'clock' | 'lock' | 'connections'
+export type FaultKind = 'kill' | 'stop' | 'terminate' | 'restart' | 'drop' | 'delay' | 'clock' | 'lock' | 'connections' | 'promote'
 
 export type HistoryEvent =
   | Ack

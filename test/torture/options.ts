@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import type { FaultKind } from './history.js'
 import { CONSUMER_OPS, HANDLERS, PRODUCER_OPS, type ConsumerOp, type Handler, type ProducerOp, type Transport } from './spec.js'
 
-export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock', 'lock', 'connections']
+export const FAULTS: readonly FaultKind[] = ['kill', 'stop', 'terminate', 'restart', 'drop', 'delay', 'clock', 'lock', 'connections', 'promote']
 
 export interface Mix {
   producerOps: ProducerOp[]
@@ -30,7 +30,7 @@ export interface Options extends Mix {
   sessionTimeoutMs: number
   /** mean pause between two faults */
   faultEveryMs: number
-  /** PostgreSQL to use instead of a private server (no restart fault then) */
+  /** PostgreSQL to use instead of a private server (no restart, connections or promote fault then) */
   databaseUrl?: string
   brokers?: string[]
   /** where the history is written; kept after the run */
@@ -138,7 +138,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     report: values.report,
   }
   if (kafka && options.brokers!.length === 0) throw new Error('the Kafka run needs KAFKA_BROKERS')
-  for (const f of ['restart', 'connections'] as const)
+  for (const f of ['restart', 'connections', 'promote'] as const)
     if (options.databaseUrl && options.faults.includes(f)) throw new Error(`--faults ${f} needs the private server (no --database-url)`)
   return options
 }

@@ -76,13 +76,18 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
 
   let server: PrivateServer | undefined
   let proxy: FaultProxy | undefined
+  /** the orchestrator's own connections (observer, faults, pollers): no faults, but it follows a failover */
+  let directProxy: FaultProxy | undefined
   const schema = `torture_${runId}`
   const appPrefix = `torture_${runId}_`
   let adminUrl: string | undefined
   if (pgq) {
-    if (!opts.databaseUrl) server = await startPrivateServer()
-    adminUrl = opts.databaseUrl ?? server!.url
-    proxy = await startFaultProxy(Number(new URL(adminUrl).port || 5432))
+    if (!opts.databaseUrl) {
+      server = await startPrivateServer({ standby: opts.faults.includes('promote') })
+      directProxy = await startFaultProxy(server.port)
+    }
+    adminUrl = opts.databaseUrl ?? `postgres://postgres@127.0.0.1:${directProxy!.port}/postgres`
+    proxy = await startFaultProxy(Number(new URL(opts.databaseUrl ?? server!.url).port || 5432))
   }
   const direct: Connection = { transport: opts.transport, pgUrl: adminUrl, schema, brokers: opts.brokers }
   const viaProxy = (writer: string) => {
@@ -141,9 +146,19 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
     if (Date.now() >= faultsUntil) break
     const kind = rng.pick(opts.faults)
     injected.set(kind, (injected.get(kind) ?? 0) + 1)
-    await injectFault(kind, { fleet, rec, rng, sessionTimeoutMs: opts.sessionTimeoutMs, dir, appPrefix, adminUrl, schema, server, proxy }).catch(
-      (e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }),
-    )
+    await injectFault(kind, {
+      fleet,
+      rec,
+      rng,
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      dir,
+      appPrefix,
+      adminUrl,
+      schema,
+      server,
+      proxy,
+      proxies: [proxy, directProxy].filter((p): p is FaultProxy => p !== undefined),
+    }).catch((e) => rec.record({ k: 'err', op: 'fault', name: 'FaultError', message: String((e as Error).message) }))
   }
   await sleep(Math.max(0, faultsUntil - Date.now()))
   clearInterval(progress)
@@ -201,6 +216,7 @@ export async function runTorture(opts: Options, log: (line: string) => void): Pr
   await admin.disconnect()
   await fleet.killAll()
   await proxy?.close()
+  await directProxy?.close()
   if (!pgq) await dropKafkaTopics(observer, all)
   server?.stop()
 

@@ -1,7 +1,8 @@
 // A TCP proxy between the workers and PostgreSQL that injects network faults on demand: cut a connection right
 // after the server received a request (its answer — maybe a COMMIT's — is lost), cut every connection whose request
 // has waited too long for an answer (a client-side timeout while the server still works on it), or hold every
-// packet back for a while (a slow network: sessions and statements time out).
+// packet back for a while (a slow network: sessions and statements time out); after a failover it points at the new
+// primary.
 import net from 'node:net'
 
 export interface FaultProxy {
@@ -18,6 +19,8 @@ export interface FaultProxy {
   cutSlow(afterMs: number, untilMs: number): void
   /** delays traffic in both directions by `ms` until `untilMs` (epoch ms) */
   delay(ms: number, untilMs: number): void
+  /** new connections go to `port` (a failover's new primary); every open one is cut, as the old server's were */
+  retarget(port: number): void
   close(): Promise<void>
 }
 
@@ -49,8 +52,9 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
       else setTimeout(fn, at - now)
     }
   }
+  let target = targetPort
   const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, '127.0.0.1')
+    const upstream = net.connect(target, '127.0.0.1')
     sockets.add(client).add(upstream)
     let doomed = false
     let applicationName = ''
@@ -101,6 +105,10 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     delay(ms, untilMs) {
       delayMs = ms
       delayUntil = untilMs
+    },
+    retarget(port) {
+      target = port
+      for (const s of sockets) s.destroy()
     },
     async close() {
       clearInterval(slowTimer)
